@@ -1,0 +1,190 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+  validateSync,
+} from 'class-validator';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const toInt = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+const toBool = ({ value }: { value: unknown }) => {
+  if (value === undefined || value === '') return undefined;
+  const text = String(value).toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  if (['0', 'false', 'no', 'off'].includes(text)) return false;
+  return value;
+};
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+/**
+ * Every setting the service reads, validated once at start. Nothing else reads process.env.
+ * Names are the environment variable names, so a message names exactly what to fix.
+ */
+export class AppConfig {
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  /** Base URL clients reach the service at; used for job_url, connect_url and printed links. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_URL must be a postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/benefits',
+  })
+  DATABASE_URL?: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  DATABASE_POOL_SIZE = 10;
+
+  /** Where the embedded database keeps its files when DATABASE_URL is unset. */
+  @IsString()
+  @MinLength(1)
+  EMBEDDED_DATA_DIR = '.data';
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, {
+    message: 'KAFKA_BROKERS must be a comma-separated list of host:port, e.g. 127.0.0.1:9092',
+  })
+  KAFKA_BROKERS?: string;
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9._-]{1,100}$/, { message: 'KAFKA_CLIENT_ID may hold letters, digits, ".", "_" and "-"' })
+  KAFKA_CLIENT_ID = 'benefits-orchestrator';
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9._-]{1,100}$/, { message: 'KAFKA_GROUP_ID may hold letters, digits, ".", "_" and "-"' })
+  KAFKA_GROUP_ID = 'benefits-orchestrator';
+
+  /** Prefixes every topic name; lets several environments (or test runs) share one broker. */
+  @IsString()
+  @Matches(/^[A-Za-z0-9._-]{0,100}$/, { message: 'KAFKA_TOPIC_PREFIX may hold letters, digits, ".", "_" and "-"' })
+  KAFKA_TOPIC_PREFIX = '';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  KAFKA_TOPIC_PARTITIONS = 6;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9._@-]{1,100}$/, { message: 'OPS_USERNAME may hold letters, digits, ".", "_", "@" and "-"' })
+  OPS_USERNAME?: string;
+
+  /** Required outside the embedded default: the dashboard never runs without credentials. */
+  @Transform(emptyToUndefined)
+  @ValidateIf((c: AppConfig) => c.DATABASE_URL !== undefined || c.OPS_PASSWORD !== undefined)
+  @IsString({ message: 'OPS_PASSWORD is required when DATABASE_URL is set (the ops dashboard needs credentials)' })
+  @MinLength(12, { message: 'OPS_PASSWORD must be at least 12 characters' })
+  @MaxLength(200)
+  OPS_PASSWORD?: string;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  @Transform(toBool)
+  @IsBoolean({ message: 'LOG_PRETTY must be true or false' })
+  LOG_PRETTY = false;
+
+  /** Largest accepted request body; 10,000-element enrollment bodies fit well inside 8 MiB. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(256 * 1024 * 1024)
+  BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  OUTBOX_POLL_MS = 250;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  OUTBOX_BATCH_SIZE = 500;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  OUTBOX_LEASE_MS = 30_000;
+
+  /** Runs the background workers (outbox relay, consumers) in this process. */
+  @Transform(toBool)
+  @IsBoolean({ message: 'WORKERS_ENABLED must be true or false' })
+  WORKERS_ENABLED = true;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_TIMEOUT_MS = 15_000;
+
+  get embedded(): boolean {
+    return this.DATABASE_URL === undefined;
+  }
+
+  get kafkaBrokers(): string[] {
+    return this.KAFKA_BROKERS ? this.KAFKA_BROKERS.split(',') : [];
+  }
+
+  get kafkaEnabled(): boolean {
+    return this.kafkaBrokers.length > 0;
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const KNOWN_KEYS = Object.keys(new AppConfig());
+
+/** Reads the settings from an environment; throws ConfigError listing every bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of KNOWN_KEYS.concat(['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD'])) {
+    if (env[key] !== undefined) raw[key] = env[key];
+  }
+  const config = plainToInstance(AppConfig, { ...raw, ...overrides });
+  const errors = validateSync(config, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    throw new ConfigError(
+      errors.flatMap((e) =>
+        Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? m : `${e.property}: ${m}`)),
+      ),
+    );
+  }
+  return config;
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Metrics } from '../../observability/metrics';
+import { HEADER, InboundMessage, MessageHandler, PoisonMessageError } from '../message';
+import { OutboxWriter } from '../outbox/outbox-writer';
+import { deadLetterTopicOf } from '../topics';
+
+export type ProcessOutcome = 'applied' | 'duplicate' | 'dead_lettered';
+
+/** The id a message is deduplicated by: header, then a JSON body's `id`, then its log position. */
+export function defaultMessageId(message: InboundMessage): string | undefined {
+  const header = message.headers[HEADER.messageId];
+  if (header) return header;
+  try {
+    const body = JSON.parse(message.value) as { id?: unknown };
+    if (typeof body?.id === 'string' && body.id.length > 0 && body.id.length <= 200) return body.id;
+  } catch {
+    // not JSON: fall through to the log position
+  }
+  return message.partition !== undefined && message.offset !== undefined
+    ? `${message.topic}/${message.partition}/${message.offset}`
+    : undefined;
+}
+
+/**
+ * Applies an inbound message exactly once per consumer: the inbox row and the handler's effect
+ * commit in one transaction, so a redelivery finds the row and is acknowledged without effect.
+ * A poison message is recorded as a dead letter (with its own inbox row) and published to the
+ * dead-letter topic through the outbox. Any other error is transient and is thrown for the
+ * transport to retry.
+ */
+@Injectable()
+export class MessageProcessor {
+  private readonly logger = new Logger(MessageProcessor.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxWriter,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async process(handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
+    const messageId = handler.messageIdOf?.(message) ?? defaultMessageId(message);
+    let outcome: ProcessOutcome;
+    if (messageId === undefined) {
+      outcome = await this.deadLetter(handler, message, `no-id:${randomUUID()}`, 'message has no id');
+    } else {
+      try {
+        outcome = await this.dataSource.transaction(async (manager) => {
+          if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
+          await handler.handle(message, manager);
+          return 'applied';
+        });
+      } catch (error) {
+        if (!(error instanceof PoisonMessageError)) {
+          this.metrics.messageRetries.inc({ consumer: handler.consumer });
+          throw error;
+        }
+        outcome = await this.deadLetter(handler, message, messageId, error.message);
+      }
+    }
+    this.metrics.messagesConsumed.inc({ consumer: handler.consumer, outcome });
+    return outcome;
+  }
+
+  /** Records the message id for this consumer; false when it was already there. */
+  private async claim(manager: EntityManager, handler: MessageHandler, messageId: string, topic: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `INSERT INTO inbox_messages (consumer, message_id, topic) VALUES ($1, $2, $3)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [handler.consumer, messageId, topic],
+    );
+    return rows.length > 0;
+  }
+
+  private async deadLetter(
+    handler: MessageHandler,
+    message: InboundMessage,
+    messageId: string,
+    reason: string,
+  ): Promise<ProcessOutcome> {
+    this.logger.warn(`dead-lettering message ${messageId} from ${message.topic} for ${handler.consumer}: ${reason}`);
+    return this.dataSource.transaction(async (manager) => {
+      if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
+      const id = randomUUID();
+      await manager.query(
+        `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, message_id, payload, headers, reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)`,
+        [
+          id,
+          handler.consumer,
+          message.topic,
+          message.partition ?? null,
+          message.offset ?? null,
+          message.key,
+          messageId,
+          message.value,
+          JSON.stringify(message.headers),
+          reason,
+        ],
+      );
+      await this.outbox.append(manager, [
+        {
+          topic: deadLetterTopicOf(message.topic),
+          key: message.key ?? messageId,
+          type: 'DeadLetter',
+          messageId: id,
+          payload: {
+            dead_letter_id: id,
+            reason,
+            consumer: handler.consumer,
+            original: {
+              topic: message.topic,
+              partition: message.partition ?? null,
+              offset: message.offset ?? null,
+              key: message.key,
+              headers: message.headers,
+              value: message.value,
+            },
+          },
+          headers: {
+            [HEADER.deadLetterReason]: reason.slice(0, 500),
+            [HEADER.deadLetterConsumer]: handler.consumer,
+            [HEADER.originalTopic]: message.topic,
+          },
+        },
+      ]);
+      return 'dead_lettered';
+    });
+  }
+}

@@ -1,0 +1,29 @@
+import { Injectable } from '@nestjs/common';
+import { CompressionTypes, TopicMessages } from 'kafkajs';
+import { MessageTransport, RelayedMessage } from '../message-transport';
+import { KafkaClient } from './kafka-client';
+
+/** Publishes relayed outbox messages to Kafka, acknowledged by all in-sync replicas. */
+@Injectable()
+export class KafkaTransport implements MessageTransport {
+  constructor(private readonly client: KafkaClient) {}
+
+  async publish(messages: RelayedMessage[]): Promise<void> {
+    const byTopic = new Map<string, TopicMessages>();
+    for (const m of messages) {
+      const topic = this.client.topics.physical(m.topic);
+      let entry = byTopic.get(topic);
+      if (!entry) {
+        entry = { topic, messages: [] };
+        byTopic.set(topic, entry);
+      }
+      entry.messages.push({
+        key: m.key,
+        value: JSON.stringify(m.payload),
+        headers: { ...m.headers, 'content-type': 'application/json' },
+      });
+    }
+    const producer = await this.client.producer();
+    await producer.sendBatch({ topicMessages: [...byTopic.values()], acks: -1, compression: CompressionTypes.None });
+  }
+}

@@ -1,0 +1,19 @@
+import { MessageHeaders } from './message';
+
+/** A committed outbox message on its way out. */
+export interface RelayedMessage {
+  messageId: string;
+  topic: string;
+  key: string;
+  type: string;
+  payload: unknown;
+  headers: MessageHeaders;
+}
+
+/** Where the outbox relay delivers: Kafka in production, the in-process consumers when embedded. */
+export interface MessageTransport {
+  /** Resolves once every message is durably handed over, in order; throws to have all retried. */
+  publish(messages: RelayedMessage[]): Promise<void>;
+}
+
+export const MESSAGE_TRANSPORT = Symbol('MessageTransport');

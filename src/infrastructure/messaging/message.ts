@@ -1,0 +1,58 @@
+import { EntityManager } from 'typeorm';
+
+export type MessageHeaders = Record<string, string>;
+
+/** A message to publish; written to the outbox in the caller's transaction. */
+export interface OutboundMessage {
+  topic: string;
+  /** Partition key: messages of one key are published and consumed in order. */
+  key: string;
+  type: string;
+  payload: unknown;
+  headers?: MessageHeaders;
+  /** Defaults to a fresh UUID; consumers dedupe on it. */
+  messageId?: string;
+}
+
+/** A message as a transport hands it over, before anything is trusted about its content. */
+export interface InboundMessage {
+  topic: string;
+  key: string | null;
+  /** Raw body text: it may not even be JSON. */
+  value: string;
+  headers: MessageHeaders;
+  partition?: number;
+  offset?: string;
+}
+
+/** Consumes one logical topic. Its effect commits in the same transaction as its inbox row. */
+export interface MessageHandler {
+  /** Stable name; the inbox dedupes per consumer, so two handlers may see the same message. */
+  readonly consumer: string;
+  readonly topic: string;
+  /** Message id for dedupe; default: header `message-id`, then a JSON body's `id`. */
+  messageIdOf?(message: InboundMessage): string | undefined;
+  handle(message: InboundMessage, manager: EntityManager): Promise<void>;
+}
+
+/**
+ * A message that can never be applied (bad JSON, unknown type, invalid data). It goes to the
+ * dead letters with the reason instead of being retried, and consumption goes on.
+ */
+export class PoisonMessageError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PoisonMessageError';
+  }
+}
+
+export const HEADER = {
+  messageId: 'message-id',
+  messageType: 'message-type',
+  contentType: 'content-type',
+  deadLetterReason: 'dead-letter-reason',
+  deadLetterConsumer: 'dead-letter-consumer',
+  originalTopic: 'original-topic',
+  originalPartition: 'original-partition',
+  originalOffset: 'original-offset',
+} as const;

@@ -1,0 +1,73 @@
+import { Global, Module, Provider } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { MessageProcessor } from './inbox/message-processor';
+import { InProcessTransport } from './in-process-transport';
+import { KafkaClient } from './kafka/kafka-client';
+import { KafkaConsumerRunner } from './kafka/kafka-consumer-runner';
+import { KafkaTransport } from './kafka/kafka-transport';
+import { MessageHandlerRegistry } from './message-handler-registry';
+import { MESSAGE_TRANSPORT } from './message-transport';
+import { MessagingLifecycle } from './messaging-lifecycle';
+import { OUTBOX_RELAY_SETTINGS, OutboxRelay, OutboxRelaySettings } from './outbox/outbox-relay';
+import { OutboxSignal } from './outbox/outbox-signal';
+import { OutboxWriter } from './outbox/outbox-writer';
+import { TopicNames } from './topics';
+
+/** With KAFKA_BROKERS the relay publishes to Kafka and a consumer group reads; without, all stays in process. */
+function transportProviders(config: AppConfig): Provider[] {
+  if (!config.kafkaEnabled) {
+    return [InProcessTransport, { provide: MESSAGE_TRANSPORT, useExisting: InProcessTransport }];
+  }
+  return [
+    {
+      provide: KafkaClient,
+      inject: [TopicNames],
+      useFactory: (topics: TopicNames) =>
+        new KafkaClient(
+          { brokers: config.kafkaBrokers, clientId: config.KAFKA_CLIENT_ID, topicPartitions: config.KAFKA_TOPIC_PARTITIONS },
+          topics,
+        ),
+    },
+    KafkaTransport,
+    { provide: MESSAGE_TRANSPORT, useExisting: KafkaTransport },
+    {
+      provide: KafkaConsumerRunner,
+      inject: [KafkaClient, MessageHandlerRegistry, MessageProcessor],
+      useFactory: (client: KafkaClient, registry: MessageHandlerRegistry, processor: MessageProcessor) =>
+        new KafkaConsumerRunner(client, registry, processor, {
+          groupId: config.KAFKA_GROUP_ID,
+          partitionsConsumedConcurrently: 3,
+        }),
+    },
+  ];
+}
+
+@Global()
+@Module({})
+export class MessagingModule {
+  static forRoot(config: AppConfig) {
+    const relaySettings: OutboxRelaySettings = {
+      pollMs: config.OUTBOX_POLL_MS,
+      batchSize: config.OUTBOX_BATCH_SIZE,
+      leaseMs: config.OUTBOX_LEASE_MS,
+      lanesPerRound: 16,
+      retentionDays: 7,
+    };
+    return {
+      module: MessagingModule,
+      providers: [
+        { provide: TopicNames, useValue: new TopicNames(config.KAFKA_TOPIC_PREFIX) },
+        { provide: OUTBOX_RELAY_SETTINGS, useValue: relaySettings },
+        OutboxSignal,
+        OutboxWriter,
+        OutboxRelay,
+        MessageProcessor,
+        MessageHandlerRegistry,
+        ...transportProviders(config),
+        MessagingLifecycle,
+      ],
+      exports: [OutboxWriter, OutboxRelay, MessageProcessor, MessageHandlerRegistry, TopicNames, MESSAGE_TRANSPORT]
+        .concat(config.kafkaEnabled ? [KafkaClient] : []) as Provider[],
+    };
+  }
+}

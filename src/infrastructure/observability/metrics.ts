@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics of one process. One registry per app instance, so tests stay isolated. */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly outboxPublished = new Counter({
+    name: 'outbox_messages_published_total',
+    help: 'Outbox messages handed to the transport',
+    labelNames: ['topic'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outboxPublishFailures = new Counter({
+    name: 'outbox_publish_failures_total',
+    help: 'Outbox relay batches that failed to publish and will be retried',
+    registers: [this.registry],
+  });
+
+  readonly outboxPending = new Gauge({
+    name: 'outbox_messages_pending',
+    help: 'Outbox messages committed but not yet published (sampled by the relay)',
+    registers: [this.registry],
+  });
+
+  readonly messagesConsumed = new Counter({
+    name: 'messages_consumed_total',
+    help: 'Inbound messages by consumer and outcome (applied, duplicate, dead_lettered)',
+    labelNames: ['consumer', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly messageRetries = new Counter({
+    name: 'message_processing_retries_total',
+    help: 'Transient failures while applying an inbound message (it is retried)',
+    labelNames: ['consumer'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
