@@ -66,8 +66,15 @@ export class MessagingModule {
         ...transportProviders(config),
         MessagingLifecycle,
       ],
-      exports: [OutboxWriter, OutboxRelay, MessageProcessor, MessageHandlerRegistry, TopicNames, MESSAGE_TRANSPORT]
-        .concat(config.kafkaEnabled ? [KafkaClient] : []) as Provider[],
+      exports: [
+        OutboxWriter,
+        OutboxRelay,
+        MessageProcessor,
+        MessageHandlerRegistry,
+        TopicNames,
+        MESSAGE_TRANSPORT,
+        ...(config.kafkaEnabled ? [KafkaClient] : []),
+      ] as Provider[],
     };
   }
 }

@@ -1,0 +1,34 @@
+/**
+ * Three projects: unit specs beside the code, integration and e2e suites under test/ that run
+ * against real PostgreSQL (one database per test file, cloned from a migrated template) and
+ * the real Kafka broker. `npm test` (test/run-tests.js) decides what is reachable first.
+ */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+// ESM-only dependencies that Node loads natively (require(esm)) but jest's module system does not.
+const esmDependencies = ['content-disposition'];
+const common = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': tsJest,
+    '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' } }],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmDependencies.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
+
+module.exports = {
+  globalSetup: '<rootDir>/test/setup/global-setup.ts',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/slow-tests.ts'],
+    },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/slow-tests.ts'],
+    },
+  ],
+};

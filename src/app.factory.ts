@@ -1,0 +1,106 @@
+import helmet from '@fastify/helmet';
+import { Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { AppConfig } from './config/app-config';
+import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
+import { setupApiDocs } from './infrastructure/http/api-docs';
+import { ErrorFilter } from './infrastructure/http/error.filter';
+import { useJsonBodyParser } from './infrastructure/http/json-body-parser';
+import { REQUEST_ID_HEADER, requestIdOf } from './infrastructure/http/request-id';
+import { createValidationPipe } from './infrastructure/http/validation';
+import { recordHttpMetrics } from './infrastructure/observability/http-metrics';
+import { Metrics } from './infrastructure/observability/metrics';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { version } = require('../package.json') as { version: string };
+
+export interface RunningService {
+  app: NestFastifyApplication;
+  config: AppConfig;
+  /** Where the service listens, e.g. http://127.0.0.1:3000 */
+  url: string;
+  /** Set when the service runs on the embedded database. */
+  embeddedDatabase?: EmbeddedPostgres;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  extraModules?: Type[];
+}
+
+/** Builds and starts the whole service: database (embedded when DATABASE_URL is unset), HTTP, workers. */
+export async function startService(config: AppConfig, options: StartOptions = {}): Promise<RunningService> {
+  const embeddedDatabase = config.embedded ? await EmbeddedPostgres.start(config.EMBEDDED_DATA_DIR) : undefined;
+  let app: NestFastifyApplication | undefined;
+  try {
+    app = await NestFactory.create<NestFastifyApplication>(
+      AppModule.forRoot({
+        config,
+        databaseUrl: config.DATABASE_URL ?? embeddedDatabase!.url,
+        extraModules: options.extraModules,
+      }),
+      new FastifyAdapter({
+        bodyLimit: config.BODY_LIMIT_BYTES,
+        genReqId: requestIdOf,
+        return503OnClosing: true,
+        trustProxy: true,
+      }),
+      { bufferLogs: true, abortOnError: false, bodyParser: false },
+    );
+    await configureHttp(app);
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await embeddedDatabase?.stop().catch(() => undefined);
+    throw error;
+  }
+  const started = app;
+  const address = started.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  return {
+    app: started,
+    config,
+    url: `http://${host}:${port}`,
+    embeddedDatabase,
+    close: async () => {
+      await started.close();
+      await embeddedDatabase?.stop();
+    },
+  };
+}
+
+async function configureHttp(app: NestFastifyApplication): Promise<void> {
+  app.useLogger(app.get(Logger));
+  app.flushLogs();
+  app.useGlobalFilters(new ErrorFilter());
+  app.useGlobalPipes(createValidationPipe());
+
+  const fastify = app.getHttpAdapter().getInstance();
+  useJsonBodyParser(fastify);
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
+  recordHttpMetrics(fastify, app.get(Metrics));
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        // The docs page (Swagger UI) and server-rendered pages use inline bootstrapping.
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'self'"],
+        // Plain-HTTP local runs would otherwise have every asset rewritten to https.
+        upgradeInsecureRequests: null,
+      },
+    },
+  });
+  setupApiDocs(app, version);
+}

@@ -1,0 +1,46 @@
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './infrastructure/database/data-source';
+import { ClockModule } from './infrastructure/clock/clock.module';
+import { ApiVersionGuard } from './infrastructure/http/api-version';
+import { httpLoggerOptions } from './infrastructure/http/http-logger';
+import { MessagingModule } from './infrastructure/messaging/messaging.module';
+import { ObservabilityModule } from './infrastructure/observability/observability.module';
+import { HealthModule } from './modules/health/health.module';
+
+export interface AppModuleOptions {
+  config: AppConfig;
+  /** The database actually used: DATABASE_URL, or the embedded server's URL. */
+  databaseUrl: string;
+  /** Feature modules added by tests (e.g. probe controllers). */
+  extraModules?: Type[];
+}
+
+@Module({})
+export class AppModule {
+  static forRoot({ config, databaseUrl, extraModules = [] }: AppModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(httpLoggerOptions(config)),
+        ObservabilityModule,
+        ClockModule,
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions({ url: databaseUrl, poolSize: config.embedded ? 1 : config.DATABASE_POOL_SIZE }),
+          autoLoadEntities: true,
+        }),
+        CqrsModule.forRoot(),
+        MessagingModule.forRoot(config),
+        HealthModule,
+        ...extraModules,
+      ],
+      providers: [{ provide: APP_GUARD, useClass: ApiVersionGuard }],
+    };
+  }
+}

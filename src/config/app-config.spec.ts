@@ -1,0 +1,54 @@
+import { ConfigError, loadConfig } from './app-config';
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('runs on the embedded default with no settings at all', () => {
+    const config = loadConfig({});
+    expect(config.PORT).toBe(3000);
+    expect(config.embedded).toBe(true);
+    expect(config.kafkaEnabled).toBe(false);
+  });
+
+  it('reads numbers, booleans and lists from strings', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u@db:5432/benefits',
+      OPS_PASSWORD: 'correct horse battery',
+      KAFKA_BROKERS: 'k1:9092,k2:9092',
+      WORKERS_ENABLED: 'false',
+    });
+    expect(config.PORT).toBe(8080);
+    expect(config.embedded).toBe(false);
+    expect(config.kafkaBrokers).toEqual(['k1:9092', 'k2:9092']);
+    expect(config.WORKERS_ENABLED).toBe(false);
+  });
+
+  it('names every bad setting at once', () => {
+    const problems = problemsOf({ PORT: 'eighty', KAFKA_BROKERS: 'no-port', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+    expect(problems.join('\n')).toMatch(/PORT/);
+    expect(problems.join('\n')).toMatch(/KAFKA_BROKERS must be a comma-separated list of host:port/);
+    expect(problems.join('\n')).toMatch(/LOG_LEVEL must be one of/);
+    expect(problems.join('\n')).toMatch(/DATABASE_URL must be a postgres:\/\/ URL/);
+    expect(problems.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('requires ops credentials once a real database is configured', () => {
+    expect(problemsOf({ DATABASE_URL: 'postgres://u@db/benefits' }).join('\n')).toMatch(/OPS_PASSWORD is required/);
+    expect(problemsOf({ DATABASE_URL: 'postgres://u@db/benefits', OPS_PASSWORD: 'short' }).join('\n')).toMatch(
+      /at least 12 characters/,
+    );
+  });
+
+  it('rejects a port out of range', () => {
+    expect(problemsOf({ PORT: '70000' }).join('\n')).toMatch(/PORT/);
+  });
+});

@@ -1,0 +1,30 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { toErrorResponse } from './error-response';
+
+/** The one place errors become HTTP: every failure leaves as the spec's error object. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpError');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    sendError(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), error, this.logger);
+  }
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger): void {
+  const response = toErrorResponse(error);
+  if (response.unexpected) {
+    // The stack goes to the log with the request id; the client only gets the id to quote.
+    logger.error(
+      { err: error, reqId: request.id, method: request.method, url: request.url },
+      error instanceof Error ? error.stack : String(error),
+    );
+  }
+  if (reply.sent) return;
+  void reply
+    .status(response.status)
+    .headers({ 'content-type': 'application/json; charset=utf-8', ...response.headers })
+    .send(response.body);
+}

@@ -1,0 +1,62 @@
+import 'reflect-metadata';
+import { startService } from './app.factory';
+import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { resolveOpsCredentials } from './config/ops-credentials';
+import { DOCS_PATH } from './infrastructure/http/api-docs';
+
+function readConfig(): AppConfig {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`${error.message}\nFix the settings above (see README.md, "Configuration") and start again.`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const ops = resolveOpsCredentials(config);
+  config.OPS_USERNAME = ops.username;
+  config.OPS_PASSWORD = ops.password;
+
+  const service = await startService(config);
+  const base = config.PUBLIC_BASE_URL ?? service.url;
+  const lines = [
+    `Benefits orchestration service listening on ${service.url}`,
+    `  database: ${config.embedded ? `embedded PostgreSQL (data in ${config.EMBEDDED_DATA_DIR}/pglite)` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  events:   ${config.kafkaEnabled ? `Kafka ${config.KAFKA_BROKERS}` : 'in-process (no KAFKA_BROKERS)'}`,
+    `  API docs: ${base}/${DOCS_PATH}`,
+    `  health:   ${base}/health/ready   metrics: ${base}/metrics`,
+  ];
+  if (ops.generated) lines.push(`  ops login: ${ops.username} / ${ops.password}  (generated; set OPS_USERNAME/OPS_PASSWORD to choose)`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal}: finishing in-flight work, then stopping\n`);
+    const force = setTimeout(() => {
+      process.stderr.write(`shutdown took longer than ${config.SHUTDOWN_TIMEOUT_MS} ms; exiting\n`);
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    force.unref();
+    service.close().then(
+      () => process.exit(0),
+      (error) => {
+        process.stderr.write(`shutdown failed: ${(error as Error).stack}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`failed to start: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});

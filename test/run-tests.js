@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: finds PostgreSQL and Kafka, starts the local broker if it can, then runs jest.
+ * Suites whose service is unreachable are skipped with a printed reason, except under CI=true,
+ * where a missing service fails the run before any test starts.
+ *
+ *   TEST_DATABASE_URL / DATABASE_URL   server the tests create databases on
+ *                                      (default postgres://postgres@127.0.0.1:5432/postgres)
+ *   TEST_KAFKA_BROKERS / KAFKA_BROKERS broker list (default 127.0.0.1:9092)
+ * Extra arguments go to jest, e.g. `npm test -- --selectProjects unit`.
+ */
+const { spawnSync } = require('node:child_process');
+const net = require('node:net');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const ci = /^(1|true|yes)$/i.test(process.env.CI || '');
+
+function reachable(host, port, timeoutMs = 1500) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port: Number(port) });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function findPostgres() {
+  const url = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+  const { hostname, port } = new URL(url);
+  if (await reachable(hostname, port || 5432)) return { url };
+  return { reason: `PostgreSQL is not reachable at ${hostname}:${port || 5432}` };
+}
+
+async function findKafka() {
+  const brokers = process.env.TEST_KAFKA_BROKERS || process.env.KAFKA_BROKERS || '127.0.0.1:9092';
+  const [host, port] = brokers.split(',')[0].split(':');
+  if (await reachable(host, port)) return { brokers };
+  const local = brokers === '127.0.0.1:9092' || brokers === 'localhost:9092';
+  if (local && process.env.TEST_NO_KAFKA_START !== 'true') {
+    console.log('[test] Kafka is not running; starting the local broker (scripts/kafka/run up) ...');
+    const up = spawnSync('bash', [path.join(root, 'scripts/kafka/run'), 'up'], { stdio: 'inherit' });
+    if (up.status === 0 && (await reachable(host, port))) return { brokers };
+  }
+  return { reason: `Kafka is not reachable at ${brokers}` };
+}
+
+async function main() {
+  const postgres = await findPostgres();
+  const kafka = await findKafka();
+  const missing = [postgres.reason, kafka.reason].filter(Boolean);
+  if (missing.length > 0) {
+    if (ci) {
+      console.error(`[test] CI=true and a required service is missing:\n  - ${missing.join('\n  - ')}`);
+      process.exit(1);
+    }
+    for (const reason of missing) console.warn(`[test] SKIPPING suites that need it: ${reason}`);
+  }
+  const env = {
+    ...process.env,
+    TEST_DATABASE_URL: postgres.url || '',
+    TEST_KAFKA_BROKERS: kafka.brokers || '',
+    // The service's own settings must not leak into tests that build their own config.
+    DATABASE_URL: '',
+    KAFKA_BROKERS: '',
+  };
+  const jest = require.resolve('jest/bin/jest', { paths: [root] });
+  const result = spawnSync(process.execPath, [jest, ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+  process.exit(result.status ?? 1);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
