@@ -4,15 +4,9 @@
  * the real Kafka broker. `npm test` (test/run-tests.js) decides what is reachable first.
  */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
-// ESM-only dependencies that Node loads natively (require(esm)) but jest's module system does not.
-const esmDependencies = ['content-disposition'];
 const common = {
   testEnvironment: 'node',
-  transform: {
-    '^.+\\.ts$': tsJest,
-    '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' } }],
-  },
-  transformIgnorePatterns: [`/node_modules/(?!(${esmDependencies.join('|')})/)`],
+  transform: { '^.+\\.ts$': tsJest },
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 

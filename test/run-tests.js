@@ -69,7 +69,9 @@ async function main() {
     KAFKA_BROKERS: '',
   };
   const jest = require.resolve('jest/bin/jest', { paths: [root] });
-  const result = spawnSync(process.execPath, [jest, ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+  // PGlite (the embedded database) loads its WebAssembly with a dynamic import, which jest's
+  // module sandbox allows only with VM modules enabled.
+  const result = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jest, ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
   process.exit(result.status ?? 1);
 }
 
