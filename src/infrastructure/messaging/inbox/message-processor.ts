@@ -23,6 +23,16 @@ export function defaultMessageId(message: InboundMessage): string | undefined {
     : undefined;
 }
 
+/** Why a body is not JSON, or undefined when it parses. */
+function jsonProblemOf(value: string): string | undefined {
+  try {
+    JSON.parse(value);
+    return undefined;
+  } catch (error) {
+    return `body is not valid JSON: ${(error as Error).message}`;
+  }
+}
+
 /**
  * Applies an inbound message exactly once per consumer: the inbox row and the handler's effect
  * commit in one transaction, so a redelivery finds the row and is acknowledged without effect.
@@ -42,9 +52,14 @@ export class MessageProcessor {
 
   async process(handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
     const messageId = handler.messageIdOf?.(message) ?? defaultMessageId(message);
+    const notJson = jsonProblemOf(message.value);
     let outcome: ProcessOutcome;
     if (messageId === undefined) {
-      outcome = await this.deadLetter(handler, message, `no-id:${randomUUID()}`, 'message has no id');
+      outcome = await this.deadLetter(handler, message, `no-id:${randomUUID()}`, notJson ?? 'message has no id');
+    } else if (notJson !== undefined) {
+      // Every transport carries JSON; a handler's own JSON.parse would throw a SyntaxError that
+      // looks transient and would block the partition forever.
+      outcome = await this.deadLetter(handler, message, messageId, notJson);
     } else {
       try {
         outcome = await this.dataSource.transaction(async (manager) => {
@@ -123,6 +138,8 @@ export class MessageProcessor {
             [HEADER.deadLetterReason]: reason.slice(0, 500),
             [HEADER.deadLetterConsumer]: handler.consumer,
             [HEADER.originalTopic]: message.topic,
+            ...(message.partition !== undefined && { [HEADER.originalPartition]: String(message.partition) }),
+            ...(message.offset !== undefined && { [HEADER.originalOffset]: message.offset }),
           },
         },
       ]);

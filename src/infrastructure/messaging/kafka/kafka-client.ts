@@ -29,8 +29,10 @@ const toNestLevel = (level: logLevel): 'error' | 'warn' | 'log' | 'debug' => {
 export class KafkaClient {
   private readonly logger = new Logger('Kafka');
   readonly kafka: Kafka;
-  private producerInstance: Producer | undefined;
-  private adminInstance: Admin | undefined;
+  // Promises, not instances: two callers racing before the first connect share one connection
+  // instead of leaking a second producer that close() never disconnects.
+  private producerConnection: Promise<Producer> | undefined;
+  private adminConnection: Promise<Admin> | undefined;
 
   constructor(
     readonly settings: KafkaSettings,
@@ -52,23 +54,29 @@ export class KafkaClient {
     });
   }
 
-  async producer(): Promise<Producer> {
-    if (!this.producerInstance) {
-      // Idempotent with one request in flight: retries never duplicate or reorder a partition.
-      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-      await producer.connect();
-      this.producerInstance = producer;
-    }
-    return this.producerInstance;
+  producer(): Promise<Producer> {
+    // Idempotent with one request in flight: retries never duplicate or reorder a partition.
+    this.producerConnection ??= this.connect(
+      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false }),
+      () => (this.producerConnection = undefined),
+    );
+    return this.producerConnection;
   }
 
-  async admin(): Promise<Admin> {
-    if (!this.adminInstance) {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      this.adminInstance = admin;
+  admin(): Promise<Admin> {
+    this.adminConnection ??= this.connect(this.kafka.admin(), () => (this.adminConnection = undefined));
+    return this.adminConnection;
+  }
+
+  /** Connects; a failed connect is forgotten so the next call tries again. */
+  private async connect<T extends Producer | Admin>(client: T, forget: () => void): Promise<T> {
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      forget();
+      throw error;
     }
-    return this.adminInstance;
   }
 
   /** Creates the logical topics that are missing; existing ones are left as they are. */
@@ -101,9 +109,13 @@ export class KafkaClient {
   }
 
   async close(): Promise<void> {
-    await this.producerInstance?.disconnect();
-    await this.adminInstance?.disconnect();
-    this.producerInstance = undefined;
-    this.adminInstance = undefined;
+    const connections = [this.producerConnection, this.adminConnection];
+    this.producerConnection = undefined;
+    this.adminConnection = undefined;
+    for (const connection of connections) {
+      // A connection that never came up has nothing to disconnect.
+      const client = await connection?.catch(() => undefined);
+      await client?.disconnect();
+    }
   }
 }

@@ -22,8 +22,6 @@ const headersOf = (headers: IHeaders | undefined): MessageHeaders => {
   return out;
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Runs the consumer group over every topic that has registered handlers. Each message is applied
  * through the inbox before its offset is resolved; offsets are committed after, so a crash
@@ -34,7 +32,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class KafkaConsumerRunner {
   private readonly logger = new Logger(KafkaConsumerRunner.name);
   private consumer: Consumer | undefined;
+  private starting: Promise<void> | undefined;
   private stopped = false;
+  /** Backoff sleeps in progress; stop() cuts them short instead of waiting up to 10 s. */
+  private readonly sleepers = new Set<() => void>();
 
   constructor(
     private readonly client: KafkaClient,
@@ -54,24 +55,39 @@ export class KafkaConsumerRunner {
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
     });
-    await consumer.connect();
-    await consumer.subscribe({ topics: topics.map((t) => this.client.topics.physical(t)), fromBeginning: true });
-    await consumer.run({
-      autoCommit: true,
-      autoCommitInterval: 1_000,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
-      eachBatch: (payload) => this.consumeBatch(payload),
-    });
+    // Recorded before the first await: a second start() is a no-op, and a stop() that comes while
+    // the broker is still being reached waits for it and then disconnects (no consumer outlives stop).
     this.consumer = consumer;
+    this.starting = (async () => {
+      await consumer.connect();
+      await consumer.subscribe({ topics: topics.map((t) => this.client.topics.physical(t)), fromBeginning: true });
+      await consumer.run({
+        autoCommit: true,
+        autoCommitInterval: 1_000,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+        eachBatch: (payload) => this.consumeBatch(payload),
+      });
+    })();
+    try {
+      await this.starting;
+    } catch (error) {
+      if (this.consumer === consumer) this.consumer = undefined;
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
     this.logger.log(`consuming ${topics.join(', ')} as group ${this.settings.groupId}`);
   }
 
   /** Stops fetching, lets the batch in flight finish, commits its offsets and leaves the group. */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const wake of [...this.sleepers]) wake();
     const consumer = this.consumer;
+    const starting = this.starting;
     this.consumer = undefined;
+    this.starting = undefined;
+    await starting?.catch(() => undefined);
     await consumer?.disconnect();
   }
 
@@ -80,23 +96,30 @@ export class KafkaConsumerRunner {
     resolveOffset,
     heartbeat,
     commitOffsetsIfNecessary,
+    uncommittedOffsets,
     isRunning,
     isStale,
   }: EachBatchPayload): Promise<void> {
     const topic = this.client.topics.logical(batch.topic) ?? batch.topic;
     const handlers = this.registry.handlersFor(topic);
-    for (const raw of batch.messages) {
+    messages: for (const raw of batch.messages) {
       if (!isRunning() || isStale() || this.stopped) break;
       const message = this.toInbound(topic, batch.partition, raw);
       for (const handler of handlers) {
         if (!(await this.applyWithRetry(handler.consumer, () => this.processor.process(handler, message), isRunning))) {
-          return; // shutting down: leave the offset unresolved, the message is redelivered
+          break messages; // shutting down: leave the offset unresolved, the message is redelivered
         }
       }
       resolveOffset(raw.offset);
       await heartbeat();
     }
-    await commitOffsetsIfNecessary();
+    if (this.stopped || !isRunning()) {
+      // kafkajs does not commit on disconnect and the interval may not have elapsed: commit what
+      // was applied now, or a restart redelivers it (harmless thanks to the inbox, but wasteful).
+      await commitOffsetsIfNecessary(uncommittedOffsets());
+    } else {
+      await commitOffsetsIfNecessary();
+    }
   }
 
   private async applyWithRetry(consumer: string, apply: () => Promise<unknown>, isRunning: () => boolean): Promise<boolean> {
@@ -108,9 +131,22 @@ export class KafkaConsumerRunner {
         if (this.stopped || !isRunning()) return false;
         const delay = Math.min(10_000, 100 * 2 ** Math.min(attempt, 7));
         this.logger.warn(`${consumer}: transient failure (attempt ${attempt}), retrying in ${delay} ms: ${(error as Error).message}`);
-        await sleep(delay);
+        await this.sleep(delay);
+        if (this.stopped || !isRunning()) return false;
       }
     }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleepers.add(wake);
+    });
   }
 
   private toInbound(topic: string, partition: number, raw: KafkaMessage): InboundMessage {

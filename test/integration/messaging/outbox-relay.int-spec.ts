@@ -1,0 +1,244 @@
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Metrics } from '../../../src/infrastructure/observability/metrics';
+import { OutboundMessage } from '../../../src/infrastructure/messaging/message';
+import { RelayedMessage } from '../../../src/infrastructure/messaging/message-transport';
+import { laneOf } from '../../../src/infrastructure/messaging/outbox/outbox-lane';
+import { OutboxRelay, OutboxRelaySettings } from '../../../src/infrastructure/messaging/outbox/outbox-relay';
+import { OutboxSignal } from '../../../src/infrastructure/messaging/outbox/outbox-signal';
+import { OutboxWriter } from '../../../src/infrastructure/messaging/outbox/outbox-writer';
+import { describeWithPostgres } from '../../setup/test-env';
+import { expectEventually } from '../../utils/expect-eventually';
+import { openTestDataSource, TestDatabase } from '../../utils/test-database';
+import { duplicates, keysOutOfOrder, RecordingTransport, relaySettings } from './messaging-test-kit';
+
+const TOPIC = 'relay.test';
+
+interface OutboxState {
+  message_id: string;
+  published: boolean;
+  attempts: number;
+  last_error: string | null;
+}
+
+describeWithPostgres('outbox relay (PostgreSQL)', () => {
+  let dataSource: DataSource;
+  let database: TestDatabase;
+  const writer = new OutboxWriter(new OutboxSignal());
+  const relays: OutboxRelay[] = [];
+
+  const newRelay = (transport: RecordingTransport, settings: Partial<OutboxRelaySettings> = {}) => {
+    const relay = new OutboxRelay(dataSource, transport, new OutboxSignal(), new Metrics(), relaySettings(settings));
+    relays.push(relay);
+    return relay;
+  };
+
+  const message = (key: string, seq: number): OutboundMessage => ({
+    topic: TOPIC,
+    key,
+    type: 'TestHappened',
+    payload: { key, seq },
+  });
+
+  const write = (messages: OutboundMessage[]) => dataSource.transaction((manager) => writer.append(manager, messages));
+
+  const outboxState = (ids: string[]): Promise<OutboxState[]> =>
+    dataSource.query(
+      `SELECT message_id, published_at IS NOT NULL AS published, attempts, last_error
+       FROM outbox_messages WHERE message_id = ANY($1::uuid[]) ORDER BY id`,
+      [ids],
+    );
+
+  beforeAll(async () => {
+    Logger.overrideLogger(['error']);
+    ({ dataSource, database } = await openTestDataSource(12));
+    await dataSource.query(`CREATE TABLE test_orders (id text PRIMARY KEY)`);
+  });
+
+  afterEach(async () => {
+    await Promise.all(relays.splice(0).map((r) => r.stop()));
+    // Each test starts from an empty outbox and free lanes.
+    await dataSource.query(`DELETE FROM outbox_messages`);
+    await dataSource.query(`UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch'`);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  it('publishes a message only after its transaction commits, and never one that rolled back', async () => {
+    const transport = new RecordingTransport();
+    const relay = newRelay(transport);
+
+    const tx = dataSource.createQueryRunner();
+    await tx.connect();
+    let committedId: string;
+    try {
+      await tx.startTransaction();
+      await tx.query(`INSERT INTO test_orders (id) VALUES ('order-1')`);
+      [committedId] = await writer.append(tx.manager, [message('order-1', 1)]);
+
+      // The transaction is still open: relay rounds see nothing to publish.
+      for (let i = 0; i < 3; i++) expect(await relay.publishRound()).toBe(0);
+      expect(transport.published).toHaveLength(0);
+
+      await tx.commitTransaction();
+    } finally {
+      await tx.release();
+    }
+
+    expect(await relay.publishRound()).toBe(1);
+    expect(transport.published.map((m) => m.messageId)).toEqual([committedId]);
+    expect(transport.published[0]).toMatchObject({ topic: TOPIC, key: 'order-1', payload: { key: 'order-1', seq: 1 } });
+    expect(transport.published[0].headers).toMatchObject({ 'message-id': committedId, 'message-type': 'TestHappened' });
+    expect(await dataSource.query(`SELECT id FROM test_orders`)).toEqual([{ id: 'order-1' }]);
+
+    // Rolled back: neither the business row nor the message survives, so nothing is published.
+    await expect(
+      dataSource.transaction(async (manager) => {
+        await manager.query(`INSERT INTO test_orders (id) VALUES ('order-2')`);
+        await writer.append(manager, [message('order-2', 1)]);
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
+    expect(await relay.publishRound()).toBe(0);
+    expect(transport.published).toHaveLength(1);
+    expect(await dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages`)).toEqual([{ n: 1 }]);
+  });
+
+  it('leaves a message unpublished when the relay fails before publishing, and a new relay publishes it', async () => {
+    const [id] = await write([message('crash', 1)]);
+
+    const broken = new RecordingTransport();
+    broken.failNext(1, 'process killed');
+    await expect(newRelay(broken).publishRound()).rejects.toThrow('process killed #1');
+    expect(broken.published).toHaveLength(0);
+    expect(await outboxState([id])).toEqual([
+      { message_id: id, published: false, attempts: 1, last_error: 'process killed #1' },
+    ]);
+
+    // A relay that was stopped before its first round publishes nothing either.
+    const stopped = new RecordingTransport();
+    const stoppedRelay = newRelay(stopped);
+    await stoppedRelay.stop();
+    expect(stopped.calls).toBe(0);
+
+    const healthy = new RecordingTransport();
+    const restarted = newRelay(healthy);
+    restarted.start();
+    await expectEventually(() => expect(healthy.published.map((m) => m.messageId)).toEqual([id]));
+    expect(await outboxState([id])).toEqual([{ message_id: id, published: true, attempts: 2, last_error: null }]);
+  });
+
+  it("takes over a dead relay's lane only after its lease expires", async () => {
+    const [id] = await write([message('leased', 1)]);
+    const lane = laneOf('leased');
+    await dataSource.query(
+      `UPDATE outbox_lanes SET leased_by = 'dead-relay', lease_until = now() + interval '1 hour' WHERE lane = $1`,
+      [lane],
+    );
+
+    const transport = new RecordingTransport();
+    const relay = newRelay(transport);
+    for (let i = 0; i < 3; i++) expect(await relay.publishRound()).toBe(0);
+    expect(transport.published).toHaveLength(0);
+
+    await dataSource.query(`UPDATE outbox_lanes SET lease_until = now() - interval '1 second' WHERE lane = $1`, [lane]);
+    expect(await relay.publishRound()).toBe(1);
+    expect(transport.published.map((m) => m.messageId)).toEqual([id]);
+    expect(await dataSource.query(`SELECT leased_by FROM outbox_lanes WHERE lane = $1`, [lane])).toEqual([{ leased_by: null }]);
+  });
+
+  it('takes over from a relay that hangs mid-publish once its real lease runs out', async () => {
+    const [id] = await write([message('hung', 1)]);
+    const hung = new RecordingTransport();
+    hung.hang();
+    const hungRelay = newRelay(hung, { leaseMs: 700 });
+    const hungRound = hungRelay.publishRound();
+    await expectEventually(() => expect(hung.calls).toBe(1));
+
+    const transport = new RecordingTransport();
+    const successor = newRelay(transport, { leaseMs: 700 });
+    expect(await successor.publishRound()).toBe(0); // still leased by the hung relay
+    await expectEventually(async () => expect(await successor.publishRound()).toBe(1), { timeoutMs: 5_000 });
+    expect(transport.published.map((m) => m.messageId)).toEqual([id]);
+
+    // The hung relay comes back: it must not release the lease it no longer owns.
+    await dataSource.query(`UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + interval '1 hour' WHERE lane = $2`, [
+      successor.owner,
+      laneOf('hung'),
+    ]);
+    hung.release();
+    await hungRound;
+    expect(await dataSource.query(`SELECT leased_by FROM outbox_lanes WHERE lane = $1`, [laneOf('hung')])).toEqual([
+      { leased_by: successor.owner },
+    ]);
+  });
+
+  it('publishes every message once and in commit order per key with three relays running', async () => {
+    // Each relay has its own transport; all of them append to one log, in publish order.
+    const published: RelayedMessage[] = [];
+    const transports = [0, 1, 2].map(() => new RecordingTransport(() => new Promise((r) => setImmediate(r)), published));
+    for (const transport of transports) newRelay(transport, { batchSize: 50, lanesPerRound: 4 }).start();
+
+    const keys = Array.from({ length: 20 }, (_, i) => `employer-${i}`);
+    const perKey = 100;
+    // One writer per key commits its messages in sequence while the relays run.
+    await Promise.all(
+      keys.map(async (key) => {
+        for (let seq = 0; seq < perKey; ) {
+          const batch = Array.from({ length: Math.min(1 + (seq % 5), perKey - seq) }, (_, i) => message(key, seq + i));
+          await write(batch);
+          seq += batch.length;
+        }
+      }),
+    );
+
+    await expectEventually(() => expect(published.length).toBeGreaterThanOrEqual(keys.length * perKey), {
+      timeoutMs: 30_000,
+    });
+    expect(await dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages WHERE published_at IS NULL`)).toEqual([
+      { n: 0 },
+    ]);
+    expect(published).toHaveLength(keys.length * perKey);
+    // The work was really shared: every relay published some of it.
+    for (const transport of transports) expect(transport.published.length).toBeGreaterThan(0);
+    expect(duplicates(published.map((m) => m.messageId))).toEqual([]);
+    const bodies = published.map((m) => m.payload as { key: string; seq: number });
+    expect(keysOutOfOrder(bodies)).toEqual([]);
+    for (const key of keys) {
+      expect(bodies.filter((b) => b.key === key).map((b) => b.seq)).toEqual(Array.from({ length: perKey }, (_, i) => i));
+    }
+  });
+
+  it('retries a transient publish failure, recording attempts and the error, and loses nothing', async () => {
+    const ids = await write([message('retry-a', 1), message('retry-b', 1), message('retry-a', 2)]);
+    const transport = new RecordingTransport();
+    transport.failNext(3, 'leader not available');
+    const relay = newRelay(transport);
+
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await expect(relay.publishRound()).rejects.toThrow(`leader not available #${attempt}`);
+      const state = await outboxState(ids);
+      expect(state.map((s) => [s.published, s.attempts, s.last_error])).toEqual(
+        ids.map(() => [false, attempt, `leader not available #${attempt}`]),
+      );
+    }
+    expect(transport.published).toHaveLength(0);
+
+    expect(await relay.publishRound()).toBe(3);
+    expect(transport.published.map((m) => m.messageId)).toEqual(ids);
+    expect((await outboxState(ids)).map((s) => [s.published, s.attempts])).toEqual(ids.map(() => [true, 4]));
+    expect(await relay.publishRound()).toBe(0);
+  });
+
+  it('backs off and recovers by itself when the transport fails while running', async () => {
+    const ids = await write([message('loop', 1), message('loop', 2)]);
+    const transport = new RecordingTransport();
+    transport.failNext(2);
+    newRelay(transport).start();
+    await expectEventually(() => expect(transport.published.map((m) => m.messageId)).toEqual(ids));
+    expect(transport.calls).toBe(3);
+  });
+});
