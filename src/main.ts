@@ -3,6 +3,7 @@ import { startService } from './app.factory';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { resolveOpsCredentials } from './config/ops-credentials';
 import { DOCS_PATH } from './infrastructure/http/api-docs';
+import { ApplicationsBootstrap } from './modules/applications/applications.bootstrap';
 
 function readConfig(): AppConfig {
   try {
@@ -31,6 +32,18 @@ async function main(): Promise<void> {
     `  API docs: ${base}/${DOCS_PATH}`,
     `  health:   ${base}/health/ready   metrics: ${base}/metrics`,
   ];
+  const startup = service.app.get(ApplicationsBootstrap).startupApplication;
+  if (startup) {
+    const { credentials } = startup;
+    lines.push(
+      `  application (${startup.source === 'demo' ? 'sandbox demo' : 'from APP_CLIENT_ID'}): client_id ${credentials.client_id}`,
+      ...(startup.source === 'demo' ? [`    client_secret ${credentials.client_secret}  (kept in ${config.EMBEDDED_DATA_DIR}/demo-application.json)`] : []),
+      `    redirect URIs: ${credentials.redirect_uris.join(', ') || '(none: embedded flow only)'}`,
+      `  connect page: ${base}/connect/authorize?client_id=${credentials.client_id}&products=company%20directory%20benefits` +
+        (credentials.redirect_uris[0] ? `&redirect_uri=${encodeURIComponent(credentials.redirect_uris[0])}` : '') +
+        '&sandbox=finch',
+    );
+  }
   if (ops.generated) lines.push(`  ops login: ${ops.username} / ${ops.password}  (generated; set OPS_USERNAME/OPS_PASSWORD to choose)`);
   process.stdout.write(`${lines.join('\n')}\n`);
 

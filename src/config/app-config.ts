@@ -106,6 +106,39 @@ export class AppConfig {
   @MaxLength(200)
   OPS_PASSWORD?: string;
 
+  /** An application created or updated at start (docker-compose, demos); all three go together. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i, {
+    message: 'APP_CLIENT_ID must be a UUID v4',
+  })
+  APP_CLIENT_ID?: string;
+
+  @Transform(emptyToUndefined)
+  @ValidateIf((c: AppConfig) => c.APP_CLIENT_ID !== undefined || c.APP_CLIENT_SECRET !== undefined)
+  @IsString({ message: 'APP_CLIENT_SECRET is required with APP_CLIENT_ID' })
+  @MinLength(16, { message: 'APP_CLIENT_SECRET must be at least 16 characters' })
+  @MaxLength(200)
+  APP_CLIENT_SECRET?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, {
+    message: 'APP_REDIRECT_URIS must be a comma-separated list of http(s) URLs',
+  })
+  APP_REDIRECT_URIS?: string;
+
+  @Transform(toBool)
+  @IsBoolean({ message: 'APP_SANDBOX must be true or false' })
+  APP_SANDBOX = true;
+
+  /** Requests per minute one access token may make; over it, 429 with Retry-After. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  RATE_LIMIT_PER_MINUTE = 1200;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 
@@ -153,6 +186,10 @@ export class AppConfig {
     return this.DATABASE_URL === undefined;
   }
 
+  get appRedirectUris(): string[] {
+    return this.APP_REDIRECT_URIS ? this.APP_REDIRECT_URIS.split(',') : [];
+  }
+
   get kafkaBrokers(): string[] {
     return this.KAFKA_BROKERS ? this.KAFKA_BROKERS.split(',') : [];
   }
@@ -174,7 +211,8 @@ const KNOWN_KEYS = Object.keys(new AppConfig());
 /** Reads the settings from an environment; throws ConfigError listing every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
   const raw: Record<string, unknown> = {};
-  for (const key of KNOWN_KEYS.concat(['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD'])) {
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS'];
+  for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }
   const config = plainToInstance(AppConfig, { ...raw, ...overrides });
