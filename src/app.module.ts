@@ -11,7 +11,13 @@ import { ApiVersionGuard } from './infrastructure/http/api-version';
 import { httpLoggerOptions } from './infrastructure/http/http-logger';
 import { MessagingModule } from './infrastructure/messaging/messaging.module';
 import { ObservabilityModule } from './infrastructure/observability/observability.module';
+import { ApplicationsModule } from './modules/applications/applications.module';
+import { AuthModule } from './modules/auth/auth.module';
+import { ConnectPageModule } from './modules/connect-page/connect-page.module';
+import { ConnectionsModule } from './modules/connections/connections.module';
 import { HealthModule } from './modules/health/health.module';
+import { ProvidersModule } from './modules/providers/providers.module';
+import { SandboxModule } from './modules/sandbox/sandbox.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -38,6 +44,12 @@ export class AppModule {
         CqrsModule.forRoot(),
         MessagingModule.forRoot(config),
         HealthModule,
+        ApplicationsModule,
+        ProvidersModule,
+        AuthModule,
+        ConnectPageModule,
+        ConnectionsModule,
+        SandboxModule,
         ...extraModules,
       ],
       providers: [{ provide: APP_GUARD, useClass: ApiVersionGuard }],

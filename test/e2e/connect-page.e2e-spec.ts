@@ -1,0 +1,456 @@
+import { DataSource } from 'typeorm';
+import { ProviderCatalogue } from '../../src/domain/providers/provider-catalogue';
+import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { ConnectPageModule } from '../../src/modules/connect-page/connect-page.module';
+import { describeWithPostgres } from '../setup/test-env';
+import { basic, createApplication } from '../utils/connect';
+import { json, startTestService, TestService } from '../utils/test-app';
+
+/** Redirect target; never contacted: the tests read the 303 Location instead of following it. */
+const CALLBACK = 'http://127.0.0.1:4999/callback';
+
+// ---- Reading the HTML the way a browser would, without one -------------------------------
+
+interface ParsedForm {
+  method: string;
+  action: string;
+  /** Hidden and text inputs, and checked checkboxes. */
+  fields: [string, string][];
+  checkboxes: { name: string; value: string; checked: boolean; disabled: boolean }[];
+  buttons: { name: string; value: string; text: string }[];
+}
+
+const unescape = (text: string) =>
+  text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+function attributes(tag: string): Record<string, string> {
+  const attrs: Record<string, string> = {};
+  for (const m of tag.matchAll(/([a-zA-Z-]+)(?:="([^"]*)")?/g)) attrs[m[1]] = unescape(m[2] ?? '');
+  return attrs;
+}
+
+function formsOf(html: string): ParsedForm[] {
+  return [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].map(([, formTag, inner]) => {
+    const form = attributes(formTag);
+    const inputs = [...inner.matchAll(/<input\b([^>]*)>/g)].map(([, tag]) => attributes(tag));
+    return {
+      method: (form.method ?? 'get').toLowerCase(),
+      action: form.action,
+      fields: inputs
+        .filter((i) => i.name && i.type !== 'checkbox' && i.type !== 'password')
+        .map((i): [string, string] => [i.name, i.value ?? '']),
+      checkboxes: inputs
+        .filter((i) => i.type === 'checkbox')
+        .map((i) => ({ name: i.name, value: i.value, checked: 'checked' in i, disabled: 'disabled' in i })),
+      buttons: [...inner.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/g)].map(([, tag, text]) => {
+        const a = attributes(tag);
+        return { name: a.name, value: a.value, text: text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() };
+      }),
+    };
+  });
+}
+
+function formTo(html: string, action: string): ParsedForm {
+  const form = formsOf(html).find((f) => f.action === action);
+  if (!form) throw new Error(`no form posting to ${action} in: ${visibleText(/<main[\s\S]*<\/main>/.exec(html)?.[0] ?? html)}`);
+  return form;
+}
+
+const visibleText = (html: string) =>
+  unescape(html.replace(/<(script|style)\b[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ')).replace(/\s+/g, ' ');
+
+describeWithPostgres('connect page', () => {
+  let service: TestService;
+  let app: IssuedCredentials;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    service = await startTestService({ extraModules: [ConnectPageModule] });
+    app = await createApplication(service, { redirectUris: [CALLBACK] });
+    db = service.app.get(DataSource);
+  });
+  afterAll(() => service?.close());
+
+  /** Path and query of a connect_url, to add parameters to. */
+  const pathOf = (url: string): string => `${new URL(url).pathname}${new URL(url).search}`;
+  const get = (path: string) => fetch(`${service.url}${path}`, { redirect: 'manual' });
+
+  /** Submits `form` as a browser would: its fields (`values` filled in), checked boxes (or `entities`), and a button. */
+  async function submit(form: ParsedForm, options: { values?: Record<string, string>; entities?: string[]; button?: [string, string] } = {}) {
+    const values = { ...options.values };
+    const body = new URLSearchParams(form.fields.map(([name, value]): [string, string] => [name, values[name] ?? value]));
+    for (const [name, value] of Object.entries(values)) if (!form.fields.some(([n]) => n === name)) body.append(name, value);
+    const entities = options.entities ?? form.checkboxes.filter((c) => c.checked && !c.disabled).map((c) => c.value);
+    for (const name of entities) body.append('entity', name);
+    if (options.button) body.append(...options.button);
+    return fetch(`${service.url}${form.action}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: body.toString(),
+    });
+  }
+
+  async function createSession(extra: Record<string, unknown> = {}): Promise<{ session_id: string; connect_url: string }> {
+    const res = await service.request(
+      '/connect/sessions',
+      json(
+        { customer_id: `cust-${Math.random().toString(36).slice(2)}`, customer_name: 'Acme Corp', products: ['company', 'directory'], redirect_uri: CALLBACK, ...extra },
+        basic(app),
+      ),
+    );
+    expect(res.status).toBe(201);
+    return res.body;
+  }
+
+  /** Opens a connect URL (path + query) and picks the first automated provider, landing on sign-in. */
+  async function openAndPickProvider(path: string): Promise<string> {
+    const start = await get(path);
+    expect(start.status).toBe(200);
+    const html = await start.text();
+    const form = formTo(html, '/connect/provider');
+    const provider = form.buttons.find((b) => !/Assisted/.test(b.text)) ?? form.buttons[0];
+    const signIn = await submit(form, { button: [provider.name, provider.value] });
+    expect(signIn.status).toBe(200);
+    return signIn.text();
+  }
+
+  async function signIn(html: string, username: string, password: string): Promise<Response> {
+    return submit(formTo(html, '/connect/sign-in'), { values: { username, password } });
+  }
+
+  /** `redirectUri` null: the embedded flow, which has none. */
+  const exchange = (code: string, redirectUri: string | null = CALLBACK) =>
+    service.request('/auth/token', json({ client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: redirectUri ?? undefined }));
+
+  const connectionsOf = (customerId: string) => db.query(`SELECT id FROM connections WHERE customer_id = $1`, [customerId]);
+
+  it('walks provider → sign-in → consent and redirects with code and the unchanged state', async () => {
+    const session = await createSession({ customer_id: 'cust-happy', products: ['company', 'directory', 'benefits'] });
+    const state = 'opaque state/with spaces & symbols=✓';
+    const start = await get(`${pathOf(session.connect_url)}&state=${encodeURIComponent(state)}`);
+    expect(start.status).toBe(200);
+    expect(start.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(start.headers.get('cache-control')).toBe('no-store');
+    expect(start.headers.get('content-security-policy')).toMatch(/script-src 'nonce-[^']+'; style-src 'nonce-/);
+    const startHtml = await start.text();
+    expect(startHtml).toContain('<html lang="en">');
+    expect(startHtml).toContain('<label for="provider-search">');
+    const providerForm = formTo(startHtml, '/connect/provider');
+    expect(providerForm.buttons.length).toBeGreaterThan(1);
+    expect(providerForm.fields.map(([name]) => name)).toEqual(['flow']);
+
+    const provider = providerForm.buttons.find((b) => !/Assisted/.test(b.text))!;
+    const signInPage = await submit(providerForm, { button: ['provider', provider.value] });
+    const signInHtml = await signInPage.text();
+    expect(visibleText(signInHtml)).toContain('good_user / good_pass');
+    expect(visibleText(signInHtml)).toContain('multi_entity_user / good_pass');
+    expect(signInHtml).not.toContain(state); // carried inside the signed flow field only
+
+    const review = await signIn(signInHtml, 'good_user', 'good_pass');
+    expect(review.status).toBe(200);
+    const reviewHtml = await review.text();
+    const text = visibleText(reviewHtml);
+    expect(text).toContain('Read basic company data');
+    expect(text).toContain('Read company directory and organization structure');
+    expect(text).toContain('Create and manage deductions and contributions and enrollment');
+    expect(text).toContain('Entity: Acme Corp');
+    expect(reviewHtml).not.toContain('good_pass"'); // the password is in no field
+    expect(review.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:4999");
+
+    const consentForm = formTo(reviewHtml, '/connect/consent');
+    const allowed = await submit(consentForm, { button: ['decision', 'allow'] });
+    expect(allowed.status).toBe(303);
+    const location = new URL(allowed.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(CALLBACK);
+    expect(location.searchParams.get('state')).toBe(state);
+    const code = location.searchParams.get('code')!;
+    expect(code).toBeTruthy();
+
+    const token = await exchange(code);
+    expect(token.status).toBe(200);
+    expect(token.body).toMatchObject({ customer_id: 'cust-happy', provider_id: provider.value, products: ['company', 'directory', 'benefits'] });
+    expect(token.body.entity_ids).toHaveLength(1);
+
+    // The session is used up: its link, and a replay of the consent form, now fail as 410 pages.
+    const again = await get(`${pathOf(session.connect_url)}`);
+    expect(again.status).toBe(410);
+    expect(visibleText(await again.text())).toContain('already been completed');
+    const replay = await submit(consentForm, { button: ['decision', 'allow'] });
+    expect(replay.status).toBe(410);
+    expect(replay.headers.get('location')).toBeNull();
+  });
+
+  it('filters providers server-side with ?q= (the search works without JavaScript)', async () => {
+    const session = await createSession();
+    const shownFor = async (q: string) => {
+      const html = await (await get(`${pathOf(session.connect_url)}&q=${encodeURIComponent(q)}`)).text();
+      return [...html.matchAll(/<li data-id="([^"]*)"[^>]*?( hidden)?>/g)].filter((m) => !m[2]).map((m) => m[1]);
+    };
+    // The catalogue's match: case-insensitive, on display name or id.
+    expect(await shownFor('PAYCHEX')).toEqual(['paychex_flex']);
+    expect((await shownFor('sandbox_')).sort()).toEqual(['sandbox_assisted', 'sandbox_automated']);
+    expect(await shownFor('')).toHaveLength(service.app.get(ProviderCatalogue).list().length);
+    const html = await (await get(`${pathOf(session.connect_url)}&state=st&q=zzzz-no-such-provider`)).text();
+    expect(html).toMatch(/<p id="no-providers" class="muted">/);
+    expect(visibleText(html)).toContain('0 of');
+    // The GET search form keeps the session and state, so submitting it stays in the flow.
+    const searchForm = formsOf(html).find((f) => f.method === 'get')!;
+    expect(searchForm.action).toBe('/connect');
+    expect(searchForm.fields).toEqual([
+      ['session', session.session_id],
+      ['state', 'st'],
+      ['q', 'zzzz-no-such-provider'],
+    ]);
+  });
+
+  it('shows the sign-in form again on a wrong password and creates nothing', async () => {
+    const session = await createSession({ customer_id: 'cust-wrong' });
+    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}`);
+    const wrong = await signIn(signInHtml, 'good_user', 'bad_pass');
+    expect(wrong.status).toBe(200);
+    const html = await wrong.text();
+    expect(visibleText(html)).toContain('Incorrect username or password');
+    expect(html).toContain('role="alert"');
+    expect(formTo(html, '/connect/sign-in').fields).toEqual(expect.arrayContaining([['username', 'good_user']]));
+    expect(html).not.toContain('bad_pass');
+    expect(await connectionsOf('cust-wrong')).toEqual([]);
+    const [row] = await db.query(`SELECT status FROM connect_sessions WHERE id = $1`, [session.session_id]);
+    expect(row.status).toBe('staged');
+
+    // The same form then works with the right password.
+    const review = await signIn(html, 'good_user', 'good_pass');
+    expect(review.status).toBe(200);
+  });
+
+  it('Deny redirects with error=access_denied and the state, and connects nothing', async () => {
+    const session = await createSession({ customer_id: 'cust-deny' });
+    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}&state=s-123`);
+    const review = await signIn(signInHtml, 'good_user', 'good_pass');
+    const denied = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'deny'] });
+    expect(denied.status).toBe(303);
+    const location = new URL(denied.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('state')).toBe('s-123');
+    expect(location.searchParams.get('code')).toBeNull();
+    expect(await connectionsOf('cust-deny')).toEqual([]);
+  });
+
+  it('lets a multi-entity account pick entities (at least one; forged names ignored)', async () => {
+    const session = await createSession({ customer_id: 'cust-multi' });
+    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}`);
+    const review = await signIn(signInHtml, 'multi_entity_user', 'good_pass');
+    const form = formTo(await review.text(), '/connect/consent');
+    expect(form.checkboxes.map((c) => [c.value, c.checked])).toEqual([
+      ['Acme Corp', true],
+      ['Acme Corp West', true],
+      ['Acme Corp Holdings', true],
+    ]);
+
+    const none = await submit(form, { entities: [], button: ['decision', 'allow'] });
+    expect(none.status).toBe(200);
+    expect(visibleText(await none.text())).toContain('Choose at least one entity');
+    expect(await connectionsOf('cust-multi')).toEqual([]);
+
+    const allowed = await submit(form, { entities: ['Acme Corp West', 'Acme Corp Holdings', 'Forged Inc'], button: ['decision', 'allow'] });
+    expect(allowed.status).toBe(303);
+    const token = await exchange(new URL(allowed.headers.get('location')!).searchParams.get('code')!);
+    expect(token.body.entity_ids).toHaveLength(2);
+    const names = await db.query(`SELECT name FROM connection_entities WHERE connection_id = $1 ORDER BY name`, [token.body.connection_id]);
+    expect(names.map((r: { name: string }) => r.name)).toEqual(['Acme Corp Holdings', 'Acme Corp West']);
+  });
+
+  it('refuses a tampered signed field with a 400 page', async () => {
+    const session = await createSession({ customer_id: 'cust-tamper' });
+    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}`);
+    const review = await signIn(signInHtml, 'good_user', 'good_pass');
+    const form = formTo(await review.text(), '/connect/consent');
+    const flow = form.fields.find(([name]) => name === 'flow')![1];
+    const [payload, mac] = flow.split('.');
+    const state = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    // Add an entity the sign-in never returned, keep the old signature.
+    const forged = `${Buffer.from(JSON.stringify({ ...state, entityNames: ['Acme Corp', 'Someone Else Inc'] })).toString('base64url')}.${mac}`;
+    const res = await submit({ ...form, fields: [['flow', forged]] }, { entities: ['Someone Else Inc'], button: ['decision', 'allow'] });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(res.headers.get('location')).toBeNull();
+    expect(visibleText(await res.text())).toContain('This page was changed or is too old');
+    const garbage = await submit({ ...form, fields: [['flow', 'not-a-token']] }, { button: ['decision', 'allow'] });
+    expect(garbage.status).toBe(400);
+    expect(await connectionsOf('cust-tamper')).toEqual([]);
+  });
+
+  it('renders error pages for unknown, expired and missing sessions', async () => {
+    const unknown = await get('/connect?session=00000000-0000-4000-8000-000000000000');
+    expect(unknown.status).toBe(404);
+    const unknownHtml = await unknown.text();
+    expect(unknown.headers.get('content-type')).toContain('text/html');
+    expect(visibleText(unknownHtml)).toContain('This connect session does not exist');
+    expect(unknownHtml).not.toMatch(/\.ts:\d+|at \w+ \(/);
+
+    const session = await createSession({ customer_id: 'cust-expired' });
+    const path = `${pathOf(session.connect_url)}`;
+    const signInHtml = await openAndPickProvider(path);
+    await db.query(`UPDATE connect_sessions SET expires_at = now() - interval '1 minute' WHERE id = $1`, [session.session_id]);
+    const expired = await get(path);
+    expect(expired.status).toBe(410);
+    expect(visibleText(await expired.text())).toContain('expired');
+    // A step posted after expiry fails the same way: each POST re-checks the session.
+    const late = await signIn(signInHtml, 'good_user', 'good_pass');
+    expect(late.status).toBe(410);
+
+    const missing = await get('/connect');
+    expect(missing.status).toBe(400);
+    expect(visibleText(await missing.text())).toContain('missing its session');
+  });
+
+  it('adds an entity on reauthentication, skipping the provider step', async () => {
+    const session = await createSession({ customer_id: 'cust-reauth' });
+    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}`);
+    const review = await signIn(signInHtml, 'good_user', 'good_pass');
+    const allowed = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'allow'] });
+    const first = await exchange(new URL(allowed.headers.get('location')!).searchParams.get('code')!);
+    expect(first.body.entity_ids).toHaveLength(1);
+
+    const reauth = await service.request(
+      '/connect/sessions/reauthenticate',
+      json({ connection_id: first.body.connection_id, redirect_uri: CALLBACK }, basic(app)),
+    );
+    expect(reauth.status).toBe(201);
+    const start = await get(`${pathOf(reauth.body.connect_url)}&state=re`);
+    expect(start.status).toBe(200);
+    const startHtml = await start.text();
+    expect(formsOf(startHtml).map((f) => f.action)).toEqual(['/connect/sign-in']);
+    expect(startHtml).not.toContain('Choose a different provider');
+
+    const reauthReview = await signIn(startHtml, 'multi_entity_user', 'good_pass');
+    const reviewHtml = await reauthReview.text();
+    expect(visibleText(reviewHtml)).toContain('Already connected');
+    const form = formTo(reviewHtml, '/connect/consent');
+    expect(form.checkboxes).toEqual([
+      { name: undefined, value: undefined, checked: true, disabled: true },
+      { name: 'entity', value: 'Acme Corp West', checked: false, disabled: false },
+      { name: 'entity', value: 'Acme Corp Holdings', checked: false, disabled: false },
+    ]);
+    const done = await submit(form, { entities: ['Acme Corp Holdings'], button: ['decision', 'allow'] });
+    expect(done.status).toBe(303);
+    const location = new URL(done.headers.get('location')!);
+    expect(location.searchParams.get('state')).toBe('re');
+    const second = await exchange(location.searchParams.get('code')!);
+    expect(second.body.connection_id).toBe(first.body.connection_id);
+    expect(second.body.entity_ids).toHaveLength(2);
+    expect(second.body.entity_ids).toContain(first.body.entity_ids[0]);
+  });
+
+  it('skips the provider step when the session names an integration', async () => {
+    const provider = 'gusto';
+    expect(service.app.get(ProviderCatalogue).find(provider)).toBeDefined();
+    const session = await createSession({ customer_id: 'cust-integration', integration: { provider } });
+    const start = await get(`${pathOf(session.connect_url)}`);
+    expect(start.status).toBe(200);
+    const html = await start.text();
+    expect(formsOf(html).map((f) => f.action)).toEqual(['/connect/sign-in']);
+    const review = await signIn(html, 'good_user', 'good_pass');
+    const allowed = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'allow'] });
+    const token = await exchange(new URL(allowed.headers.get('location')!).searchParams.get('code')!);
+    expect(token.body.provider_id).toBe(provider);
+  });
+
+  it('ends the embedded flow (no redirect_uri) on a page that posts the code to the origin', async () => {
+    const session = await createSession({ customer_id: 'cust-embedded', redirect_uri: undefined });
+    const path = `${pathOf(session.connect_url)}`;
+    const badOrigin = await get(`${path}&origin=${encodeURIComponent('https://app.example.com/path')}`);
+    expect(badOrigin.status).toBe(400);
+
+    const signInHtml = await openAndPickProvider(`${path}&state=emb&origin=${encodeURIComponent('https://app.example.com')}`);
+    const review = await signIn(signInHtml, 'good_user', 'good_pass');
+    const done = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'allow'] });
+    expect(done.status).toBe(200);
+    expect(done.headers.get('location')).toBeNull();
+    const html = await done.text();
+    const data = JSON.parse(/<script type="application\/json" id="connect-result">([\s\S]*?)<\/script>/.exec(html)![1]);
+    expect(data).toMatchObject({ message: { type: 'connect:success', code: expect.any(String), state: 'emb' }, targetOrigin: 'https://app.example.com' });
+    expect(visibleText(html)).toContain(data.message.code);
+    const token = await exchange(data.message.code, null);
+    expect(token.status).toBe(200);
+  });
+
+  it('embedded Deny posts connect:error access_denied', async () => {
+    const session = await createSession({ customer_id: 'cust-embedded-deny', redirect_uri: undefined });
+    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}&state=x`);
+    const review = await signIn(signInHtml, 'good_user', 'good_pass');
+    const done = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'deny'] });
+    expect(done.status).toBe(200);
+    const data = JSON.parse(/<script type="application\/json" id="connect-result">([\s\S]*?)<\/script>/.exec(await done.text())![1]);
+    expect(data.message).toMatchObject({ type: 'connect:error', error: 'access_denied', state: 'x' });
+    expect(data.targetOrigin).toBe('*');
+  });
+
+  describe('/connect/authorize', () => {
+    const authorizeQuery = (params: Record<string, string>) => new URLSearchParams({ client_id: app.client_id, products: 'company directory', redirect_uri: CALLBACK, sandbox: 'finch', ...params }).toString();
+
+    it.each(['/connect/authorize', '/authorize'])('%s starts a session and the flow carries state through to the redirect', async (route) => {
+      const res = await get(`${route}?${authorizeQuery({ state: 'auth-state' })}`);
+      expect(res.status).toBe(303);
+      const next = new URL(res.headers.get('location')!);
+      expect(next.origin).toBe(service.url);
+      expect(next.pathname).toBe('/connect');
+      expect(next.searchParams.get('state')).toBe('auth-state');
+      const [session] = await db.query(`SELECT * FROM connect_sessions WHERE id = $1`, [next.searchParams.get('session')]);
+      expect(session).toMatchObject({ customer_id: null, products: ['company', 'directory'], redirect_uri: CALLBACK, sandbox: 'finch', status: 'staged' });
+
+      const signInHtml = await openAndPickProvider(`${next.pathname}${next.search}`);
+      const review = await signIn(signInHtml, 'good_user', 'good_pass');
+      const allowed = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'allow'] });
+      const location = new URL(allowed.headers.get('location')!);
+      expect(location.searchParams.get('state')).toBe('auth-state');
+      const token = await exchange(location.searchParams.get('code')!);
+      expect(token.status).toBe(200);
+      expect(token.body.customer_id).toBeNull();
+    });
+
+    it('shows an error page, never a redirect, for an unregistered redirect_uri', async () => {
+      const res = await get(`/connect/authorize?${authorizeQuery({ redirect_uri: 'https://evil.example.com/callback', state: 's' })}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(visibleText(await res.text())).toContain('is not registered for this application');
+    });
+
+    it.each([
+      ['an unknown client_id', { client_id: '00000000-0000-4000-8000-000000000000' }, 'Unknown client_id'],
+      ['a malformed client_id', { client_id: 'nope' }, 'Unknown client_id'],
+      ['an unknown product', { products: 'company payroll' }, 'Unknown product payroll'],
+      ['no products', { products: '' }, 'products is required'],
+      ['a bad sandbox marker', { sandbox: 'yes' }, 'sandbox must be finch or provider'],
+    ])('shows a 400 page for %s', async (_, params, message) => {
+      const res = await get(`/connect/authorize?${authorizeQuery(params)}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(visibleText(await res.text())).toContain(message);
+    });
+
+    it('requires the sandbox marker for a sandbox application', async () => {
+      const query = new URLSearchParams({ client_id: app.client_id, products: 'company', redirect_uri: CALLBACK });
+      const res = await get(`/connect/authorize?${query}`);
+      expect(res.status).toBe(400);
+      expect(visibleText(await res.text())).toContain('sandbox is required');
+    });
+  });
+
+  it('keeps the JSON API JSON-only: a form body elsewhere is still 415', async () => {
+    const res = await service.request('/connect/sessions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...basic(app) },
+      body: 'customer_id=x&customer_name=y&products=company',
+    });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ code: 415 });
+  });
+
+  it('leaves the page out of the OpenAPI document', async () => {
+    const res = await service.request('/docs/openapi.json');
+    expect(Object.keys(res.body.paths)).not.toEqual(expect.arrayContaining(['/connect', '/connect/authorize', '/authorize']));
+    expect(Object.keys(res.body.paths).filter((p) => p === '/connect' || p.startsWith('/connect/provider') || p.endsWith('authorize'))).toEqual([]);
+  });
+});
