@@ -41,6 +41,20 @@ async function withApplications<T>(config: AppConfig, work: (service: Applicatio
   }
 }
 
+/** OAuth redirect URIs are absolute http(s) URLs without a fragment (RFC 6749 §3.1.2). */
+function redirectUriProblem(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.hash || uri.includes('#')) return 'must not have a fragment (#...)';
+  if (uri.length > 2000) return 'is longer than 2000 characters';
+  return undefined;
+}
+
 async function main(argv: string[]): Promise<void> {
   const [resource, action, ...rest] = argv;
   if (resource !== 'applications' || action !== 'create') fail('unknown command');
@@ -62,11 +76,12 @@ async function main(argv: string[]): Promise<void> {
   if (!name || name.length > 255) fail('--name is required (1-255 characters)');
   const redirectUris = values['redirect-uri'] ?? [];
   for (const uri of redirectUris) {
-    if (!/^https?:\/\/\S+$/.test(uri)) fail(`--redirect-uri ${uri} is not an http(s) URL`);
+    const problem = redirectUriProblem(uri);
+    if (problem) fail(`--redirect-uri ${uri} ${problem}`);
   }
   let config: AppConfig;
   try {
-    config = loadConfig(process.env, { LOG_LEVEL: 'error' });
+    config = loadConfig(process.env, { LOG_LEVEL: 'error' }, { tool: true });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

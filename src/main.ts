@@ -3,7 +3,8 @@ import { startService } from './app.factory';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { resolveOpsCredentials } from './config/ops-credentials';
 import { DOCS_PATH } from './infrastructure/http/api-docs';
-import { ApplicationsBootstrap } from './modules/applications/applications.bootstrap';
+import { SANDBOX_CREDENTIALS } from './domain/connections/sandbox-login';
+import { ApplicationsBootstrap, StartupApplication } from './modules/applications/applications.bootstrap';
 
 function readConfig(): AppConfig {
   try {
@@ -15,6 +16,26 @@ function readConfig(): AppConfig {
     }
     throw error;
   }
+}
+
+/** How to try the application start-up created or updated: its credentials and connect link. */
+function applicationLines({ source, credentials }: StartupApplication, base: string, config: AppConfig): string[] {
+  const redirectUri = credentials.redirect_uris[0];
+  const authorize = new URL(`${base}/connect/authorize`);
+  authorize.searchParams.set('client_id', credentials.client_id);
+  authorize.searchParams.set('products', 'company directory individual employment benefits');
+  if (redirectUri) authorize.searchParams.set('redirect_uri', redirectUri);
+  if (credentials.sandbox) authorize.searchParams.set('sandbox', 'finch');
+  const lines = [`  application (${source === 'demo' ? 'sandbox demo' : 'from APP_CLIENT_ID'}): client_id ${credentials.client_id}`];
+  if (source === 'demo') {
+    lines.push(`    client_secret ${credentials.client_secret}  (kept in ${config.EMBEDDED_DATA_DIR}/demo-application.json)`);
+  }
+  lines.push(
+    `    redirect URIs: ${credentials.redirect_uris.join(', ') || '(none: the connect page shows the code at the end)'}`,
+    `  connect page: ${authorize.toString().replace(/\+/g, '%20')}`,
+    `    sandbox sign-in: ${SANDBOX_CREDENTIALS.map((c) => `${c.username} / ${c.password}`).join(' or ')}; then exchange the code at POST ${base}/auth/token`,
+  );
+  return lines;
 }
 
 async function main(): Promise<void> {
@@ -33,17 +54,7 @@ async function main(): Promise<void> {
     `  health:   ${base}/health/ready   metrics: ${base}/metrics`,
   ];
   const startup = service.app.get(ApplicationsBootstrap).startupApplication;
-  if (startup) {
-    const { credentials } = startup;
-    lines.push(
-      `  application (${startup.source === 'demo' ? 'sandbox demo' : 'from APP_CLIENT_ID'}): client_id ${credentials.client_id}`,
-      ...(startup.source === 'demo' ? [`    client_secret ${credentials.client_secret}  (kept in ${config.EMBEDDED_DATA_DIR}/demo-application.json)`] : []),
-      `    redirect URIs: ${credentials.redirect_uris.join(', ') || '(none: embedded flow only)'}`,
-      `  connect page: ${base}/connect/authorize?client_id=${credentials.client_id}&products=company%20directory%20benefits` +
-        (credentials.redirect_uris[0] ? `&redirect_uri=${encodeURIComponent(credentials.redirect_uris[0])}` : '') +
-        '&sandbox=finch',
-    );
-  }
+  if (startup) lines.push(...applicationLines(startup, base, config));
   if (ops.generated) lines.push(`  ops login: ${ops.username} / ${ops.password}  (generated; set OPS_USERNAME/OPS_PASSWORD to choose)`);
   process.stdout.write(`${lines.join('\n')}\n`);
 

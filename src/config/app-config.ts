@@ -28,6 +28,9 @@ const toBool = ({ value }: { value: unknown }) => {
 };
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
+/** Configs loaded for command-line tools, which serve no dashboard and so need no ops credentials. */
+const TOOL_CONFIGS = new WeakSet<object>();
+
 /**
  * Every setting the service reads, validated once at start. Nothing else reads process.env.
  * Names are the environment variable names, so a message names exactly what to fix.
@@ -100,7 +103,7 @@ export class AppConfig {
 
   /** Required outside the embedded default: the dashboard never runs without credentials. */
   @Transform(emptyToUndefined)
-  @ValidateIf((c: AppConfig) => c.DATABASE_URL !== undefined || c.OPS_PASSWORD !== undefined)
+  @ValidateIf((c: AppConfig) => (c.DATABASE_URL !== undefined && !TOOL_CONFIGS.has(c)) || c.OPS_PASSWORD !== undefined)
   @IsString({ message: 'OPS_PASSWORD is required when DATABASE_URL is set (the ops dashboard needs credentials)' })
   @MinLength(12, { message: 'OPS_PASSWORD must be at least 12 characters' })
   @MaxLength(200)
@@ -209,13 +212,18 @@ export class ConfigError extends Error {
 const KNOWN_KEYS = Object.keys(new AppConfig());
 
 /** Reads the settings from an environment; throws ConfigError listing every bad setting. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<AppConfig> = {},
+  { tool = false }: { tool?: boolean } = {},
+): AppConfig {
   const raw: Record<string, unknown> = {};
   const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }
   const config = plainToInstance(AppConfig, { ...raw, ...overrides });
+  if (tool) TOOL_CONFIGS.add(config);
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length > 0) {
     throw new ConfigError(

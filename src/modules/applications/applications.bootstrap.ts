@@ -13,8 +13,8 @@ export interface StartupApplication {
 /**
  * APP_CLIENT_ID/APP_CLIENT_SECRET/APP_REDIRECT_URIS create or update one application at start
  * (docker-compose, demos). On the embedded default with no application at all, a sandbox demo
- * application is created; its credentials are kept beside the embedded data so restarts show
- * the same ones.
+ * application is created; its credentials are kept beside the embedded data (mode 0600) so
+ * restarts show the same ones.
  */
 @Injectable()
 export class ApplicationsBootstrap implements OnApplicationBootstrap {
@@ -48,11 +48,9 @@ export class ApplicationsBootstrap implements OnApplicationBootstrap {
       }
     }
     if ((await this.applications.count()) > 0) return;
-    const credentials = await this.applications.create({
-      name: 'Sandbox demo application',
-      redirectUris: ['http://localhost:8080/callback'],
-      sandbox: true,
-    });
+    // No redirect URI: the demo runs the embedded flow, whose last page shows the code to
+    // exchange, so a newcomer needs nothing listening on a callback URL.
+    const credentials = await this.applications.create({ name: 'Sandbox demo application', redirectUris: [], sandbox: true });
     mkdirSync(this.config.EMBEDDED_DATA_DIR, { recursive: true });
     writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     this.startupApplication = { source: 'demo', credentials };

@@ -1,0 +1,231 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { DataSource } from 'typeorm';
+import { RunningService, startService } from '../../src/app.factory';
+import { loadConfig } from '../../src/config/app-config';
+import { describeWithPostgres } from '../setup/test-env';
+import { basic } from '../utils/connect';
+import { createTestDatabase, TestDatabase } from '../utils/test-database';
+import { json, request } from '../utils/test-app';
+
+const root = resolve(__dirname, '../..');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command of this project to its end and collects what it printed. */
+function run(args: string[], env: Record<string, string>, command = process.execPath): Promise<Run> {
+  const child = spawn(command, args, { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
+}
+
+const cli = (args: string[], env: Record<string, string>) => run(['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args], env);
+
+/** Starts the service on an existing database with the given settings. */
+function serve(database: TestDatabase, env: Record<string, string> = {}): Promise<RunningService> {
+  return startService(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: database.url,
+      OPS_USERNAME: 'ops',
+      OPS_PASSWORD: 'ops-password-for-tests',
+      LOG_LEVEL: 'silent',
+      ...env,
+    }),
+  );
+}
+
+const sessionFor = (url: string, credentials: { client_id: string; client_secret: string }, redirectUri?: string) =>
+  request(url, '/connect/sessions', json({ customer_id: randomUUID(), customer_name: 'Acme', products: ['company'], redirect_uri: redirectUri }, basic({ ...credentials, name: '', redirect_uris: [], sandbox: true })));
+
+describeWithPostgres('registering applications', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.drop());
+
+  describe('npm run cli -- applications create', () => {
+    it('prints credentials that work, and stores only a slow hash of the secret', async () => {
+      const result = await cli(
+        ['applications', 'create', '--name', 'Benefits Platform', '--redirect-uri', 'https://platform.example/cb', '--redirect-uri', 'http://localhost:4000/cb', '--sandbox'],
+        { DATABASE_URL: database.url },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const credentials = JSON.parse(result.stdout);
+      expect(credentials).toEqual({
+        client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        client_secret: expect.stringMatching(/^\S{32,}$/),
+        name: 'Benefits Platform',
+        redirect_uris: ['https://platform.example/cb', 'http://localhost:4000/cb'],
+        sandbox: true,
+      });
+
+      const service = await serve(database);
+      try {
+        const [row] = await service.app.get(DataSource).query(`SELECT secret_hash FROM applications WHERE id = $1`, [credentials.client_id]);
+        expect(row.secret_hash).toMatch(/^\$argon2id\$/);
+        expect(row.secret_hash).not.toContain(credentials.client_secret);
+        expect((await sessionFor(service.url, credentials, 'http://localhost:4000/cb')).status).toBe(201);
+        expect((await sessionFor(service.url, { ...credentials, client_secret: 'wrong-secret-wrong' })).status).toBe(401);
+      } finally {
+        await service.close();
+      }
+    });
+
+    it('runs as the README says, through npm', async () => {
+      const result = await run(['run', '--silent', 'cli', '--', 'applications', 'create', '--name', 'Via npm'], { DATABASE_URL: database.url }, 'npm');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ name: 'Via npm', redirect_uris: [], sandbox: false });
+    });
+
+    it.each([
+      [[], /unknown command/],
+      [['applications', 'delete'], /unknown command/],
+      [['applications', 'create'], /--name is required/],
+      [['applications', 'create', '--name', '   '], /--name is required/],
+      [['applications', 'create', '--name', 'A', '--colour', 'red'], /Unknown option '--colour'/],
+      [['applications', 'create', '--name', 'A', '--redirect-uri', 'not a url'], /is not a URL/],
+      [['applications', 'create', '--name', 'A', '--redirect-uri', 'ftp://files.example/cb'], /must be an http or https URL/],
+      [['applications', 'create', '--name', 'A', '--redirect-uri', 'https://a.example/cb#frag'], /must not have a fragment/],
+    ])('refuses %j with usage and exit code 2, storing nothing', async (args, message) => {
+      const before = await countApplications(database);
+      const result = await cli(args, { DATABASE_URL: database.url });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).toMatch(/usage: npm run cli -- applications create/);
+      expect(result.stdout).toBe('');
+      expect(await countApplications(database)).toBe(before);
+    });
+
+    it('names a bad setting instead of failing with a stack trace', async () => {
+      const result = await cli(['applications', 'create', '--name', 'A'], { DATABASE_URL: 'mysql://nope' });
+      expect(result.code).toBe(78);
+      expect(result.stderr).toMatch(/DATABASE_URL/);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    });
+  });
+
+  describe('APP_CLIENT_ID / APP_CLIENT_SECRET / APP_REDIRECT_URIS at start', () => {
+    const clientId = randomUUID();
+    const settings = { APP_CLIENT_ID: clientId, APP_CLIENT_SECRET: 'first-secret-0123456789', APP_REDIRECT_URIS: 'https://a.example/cb' };
+
+    it('creates the application once and updates it when the settings change', async () => {
+      const before = await countApplications(database);
+      for (let start = 0; start < 2; start++) {
+        const service = await serve(database, settings);
+        try {
+          expect((await sessionFor(service.url, { client_id: clientId, client_secret: settings.APP_CLIENT_SECRET }, 'https://a.example/cb')).status).toBe(201);
+        } finally {
+          await service.close();
+        }
+      }
+      expect(await countApplications(database)).toBe(before + 1);
+
+      const changed = { ...settings, APP_CLIENT_SECRET: 'second-secret-0123456789', APP_REDIRECT_URIS: 'https://b.example/cb,https://c.example/cb' };
+      const service = await serve(database, changed);
+      try {
+        expect((await sessionFor(service.url, { client_id: clientId, client_secret: settings.APP_CLIENT_SECRET })).status).toBe(401);
+        expect((await sessionFor(service.url, { client_id: clientId, client_secret: changed.APP_CLIENT_SECRET }, 'https://a.example/cb')).status).toBe(400);
+        expect((await sessionFor(service.url, { client_id: clientId, client_secret: changed.APP_CLIENT_SECRET }, 'https://c.example/cb')).status).toBe(201);
+      } finally {
+        await service.close();
+      }
+      expect(await countApplications(database)).toBe(before + 1);
+    });
+
+    it.each([
+      [{ APP_CLIENT_ID: 'not-a-uuid', APP_CLIENT_SECRET: 'first-secret-0123456789' }, /APP_CLIENT_ID/],
+      [{ APP_CLIENT_ID: randomUUID() }, /APP_CLIENT_SECRET/],
+      [{ APP_CLIENT_ID: randomUUID(), APP_CLIENT_SECRET: 'short' }, /APP_CLIENT_SECRET/],
+      [{ APP_CLIENT_ID: randomUUID(), APP_CLIENT_SECRET: 'first-secret-0123456789', APP_REDIRECT_URIS: 'nope' }, /APP_REDIRECT_URIS/],
+    ])('refuses %j at start', (env, message) => {
+      expect(() => loadConfig({ ...env })).toThrow(message);
+    });
+  });
+});
+
+async function countApplications(database: TestDatabase): Promise<number> {
+  const dataSource = new DataSource({ type: 'postgres', url: database.url });
+  await dataSource.initialize();
+  try {
+    const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM applications`);
+    return n;
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+describe('the embedded default', () => {
+  it('creates a sandbox demo application, prints how to use it, and keeps it across restarts', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bo-demo-'));
+    const start = () => runUntilListening({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', EMBEDDED_DATA_DIR: dataDir });
+    try {
+      const first = await start();
+      const clientId = /application \(sandbox demo\): client_id (\S+)/.exec(first.output)?.[1];
+      const clientSecret = /client_secret (\S+)/.exec(first.output)?.[1];
+      const connectPage = /connect page: (\S+)/.exec(first.output)?.[1];
+      expect(clientId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(clientSecret).toBeDefined();
+      expect(first.output).toMatch(/sandbox sign-in: good_user \/ good_pass/);
+      expect(statSync(join(dataDir, 'demo-application.json')).mode & 0o077).toBe(0);
+      try {
+        // The printed link starts the connect flow, and the printed credentials open sessions.
+        const authorize = await fetch(connectPage!, { redirect: 'manual' });
+        expect(authorize.status).toBe(303);
+        expect(authorize.headers.get('location')).toMatch(/\/connect\?session=/);
+        expect((await sessionFor(first.url, { client_id: clientId!, client_secret: clientSecret! })).status).toBe(201);
+      } finally {
+        await first.stop();
+      }
+      const second = await start();
+      await second.stop();
+      expect(second.output).toContain(`client_id ${clientId}`);
+      expect(second.output).toContain(`client_secret ${clientSecret}`);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Starts src/main.ts, waits for its start-up report, and gives a way to stop it. */
+async function runUntilListening(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const deadline = Date.now() + 45_000;
+  while (!/connect page: /.test(output) && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const url = /listening on (\S+)/.exec(output)?.[1];
+  if (!url) {
+    child.kill('SIGKILL');
+    throw new Error(`the service did not start:\n${output}`);
+  }
+  return {
+    url,
+    output,
+    stop: async () => {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+  };
+}
