@@ -135,6 +135,18 @@ export class AppConfig {
   @IsBoolean({ message: 'APP_SANDBOX must be true or false' })
   APP_SANDBOX = true;
 
+  /**
+   * Key that signs the connect page's step-to-step state. Instances behind one address must
+   * share it; unset, each process draws a random one (a restart sends people mid-flow back to
+   * the start of their link).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'CONNECT_PAGE_SIGNING_KEY must be at least 32 characters' })
+  @MaxLength(500)
+  CONNECT_PAGE_SIGNING_KEY?: string;
+
   /** Requests per minute one access token may make; over it, 429 with Retry-After. */
   @Transform(toInt)
   @IsInt()
@@ -218,7 +230,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'CONNECT_PAGE_SIGNING_KEY'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }

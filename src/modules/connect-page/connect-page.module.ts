@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { AppConfig } from '../../config/app-config';
 import { AuthModule } from '../auth/auth.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { ConnectFlowService } from './connect-flow.service';
@@ -12,7 +13,14 @@ import { useFormBodyParser } from './form-body-parser';
 @Module({
   imports: [AuthModule, ProvidersModule],
   controllers: [ConnectPageController],
-  providers: [ConnectFlowService, { provide: FlowStateSigner, useFactory: () => new FlowStateSigner() }],
+  providers: [
+    ConnectFlowService,
+    {
+      provide: FlowStateSigner,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => FlowStateSigner.fromSecret(config.CONNECT_PAGE_SIGNING_KEY),
+    },
+  ],
 })
 export class ConnectPageModule implements OnModuleInit {
   constructor(private readonly adapterHost: HttpAdapterHost) {}

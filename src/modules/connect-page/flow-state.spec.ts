@@ -40,4 +40,12 @@ describe('FlowStateSigner', () => {
     now += FLOW_STATE_TTL_MS + 1;
     rejects(token);
   });
+
+  it('accepts pages signed by another instance with the same configured secret, and only those', () => {
+    const secret = 'a-shared-secret-of-at-least-32-characters';
+    const token = FlowStateSigner.fromSecret(secret).sign(state);
+    expect(FlowStateSigner.fromSecret(secret).verify(token)).toMatchObject(state);
+    expect(() => FlowStateSigner.fromSecret(`${secret}!`).verify(token)).toThrow(DomainError);
+    expect(() => FlowStateSigner.fromSecret(undefined).verify(token)).toThrow(DomainError);
+  });
 });

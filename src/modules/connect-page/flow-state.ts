@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../../domain/shared/domain-error';
 
 /**
@@ -30,16 +30,22 @@ export const invalidFlowState = () =>
   });
 
 /**
- * Signs and verifies FlowState with HMAC-SHA256. The key is random per process: a restart
- * only sends people in the middle of a step back to the start of the link. (Several
- * instances behind one address would need a shared key from configuration.) Provided with a
- * factory in the module, since its constructor takes plain values.
+ * Signs and verifies FlowState with HMAC-SHA256. The key comes from
+ * CONNECT_PAGE_SIGNING_KEY so instances behind one address accept each other's pages; without
+ * it the key is random per process, and a restart only sends people in the middle of a step
+ * back to the start of the link. Provided with a factory in the module, since its
+ * constructor takes plain values.
  */
 export class FlowStateSigner {
   private readonly key: Buffer;
 
   constructor(key: Buffer = randomBytes(32), private readonly now: () => number = Date.now) {
     this.key = key;
+  }
+
+  /** A signer keyed by a configured secret (any length ≥ 32), else by a random key. */
+  static fromSecret(secret: string | undefined): FlowStateSigner {
+    return new FlowStateSigner(secret === undefined ? randomBytes(32) : createHash('sha256').update(secret).digest());
   }
 
   sign(state: Omit<FlowState, 'issuedAt'>): string {

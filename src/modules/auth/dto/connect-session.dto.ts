@@ -1,11 +1,8 @@
+import { ProductList } from '../../providers/dto/product-list';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   Allow,
-  ArrayMaxSize,
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
   IsBoolean,
   IsEmail,
   IsIn,
@@ -21,7 +18,6 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { PRODUCTS } from '../../../domain/providers/provider';
 
 export const MAX_MINUTES_TO_EXPIRE = 129_600;
 const AUTH_METHODS = ['credential', 'api_token', 'oauth', 'assisted'] as const;
@@ -89,12 +85,7 @@ export class CreateConnectSessionDto extends SessionOptionsDto {
   @MaxLength(320)
   customer_email?: string | null;
 
-  @ApiProperty({ enum: PRODUCTS, isArray: true })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(PRODUCTS.length)
-  @ArrayUnique()
-  @IsIn(PRODUCTS, { each: true, message: `each value in products must be one of ${PRODUCTS.join(', ')}` })
+  @ProductList()
   products: string[];
 
   @ApiPropertyOptional({ type: IntegrationDto, nullable: true })
@@ -119,12 +110,7 @@ export class ReauthenticateSessionDto extends SessionOptionsDto {
   @IsUUID('4')
   connection_id: string;
 
-  @ApiPropertyOptional({ enum: PRODUCTS, isArray: true, description: 'Replaces the connection’s products' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayUnique()
-  @IsIn(PRODUCTS, { each: true, message: `each value in products must be one of ${PRODUCTS.join(', ')}` })
+  @ProductList({ optional: true, description: 'Replaces the connection’s products' })
   products?: string[];
 }
 

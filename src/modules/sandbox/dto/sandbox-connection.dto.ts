@@ -1,7 +1,8 @@
+import { ProductList } from '../../providers/dto/product-list';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { CONNECTION_STATUSES } from '../../../domain/connections/connection';
-import { AUTHENTICATION_TYPES, PRODUCTS } from '../../../domain/providers/provider';
+import { AUTHENTICATION_TYPES } from '../../../domain/providers/provider';
 
 export const MAX_EMPLOYEE_SIZE = 10_000;
 
@@ -23,12 +24,7 @@ export class CreateSandboxConnectionDto {
   @Max(MAX_EMPLOYEE_SIZE)
   employee_size?: number;
 
-  @ApiPropertyOptional({ enum: PRODUCTS, isArray: true, description: 'Default: every product the provider supports' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayUnique()
-  @IsIn(PRODUCTS, { each: true, message: `each value in products must be one of ${PRODUCTS.join(', ')}` })
+  @ProductList({ optional: true, description: 'Default: every product the provider supports' })
   products?: string[];
 }
 
@@ -47,12 +43,7 @@ export class CreateSandboxAccountDto {
   @IsIn(AUTHENTICATION_TYPES)
   authentication_type?: string;
 
-  @ApiPropertyOptional({ enum: PRODUCTS, isArray: true })
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayUnique()
-  @IsIn(PRODUCTS, { each: true, message: `each value in products must be one of ${PRODUCTS.join(', ')}` })
+  @ProductList({ optional: true, description: 'Default: the products of the company’s existing connection' })
   products?: string[];
 }
 
