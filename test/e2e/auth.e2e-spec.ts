@@ -407,6 +407,67 @@ describeWithPostgres('authorization', () => {
     });
   });
 
+  describe('bad input on the token routes', () => {
+    const post = (path: string, token: string, body: unknown, method = 'POST') =>
+      service.request(path, { method, headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    it.each([
+      [{}, /entity_ids/],
+      [{ entity_ids: 'not-a-list' }, /entity_ids/],
+      [{ entity_ids: [1] }, /entity_ids/],
+      [{ entity_ids: ['not-a-uuid'] }, /entity_ids/],
+      [{ entity_ids: [], extra: true }, /extra: unknown field/],
+    ])('POST /disconnect-entity refuses %j with 400 and changes nothing', async (body, message) => {
+      const employer = await connectEmployer(service, app);
+      const res = await post('/disconnect-entity', employer.accessToken, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 400, name: 'invalid_request_error' });
+      expect(res.body.message).toMatch(message);
+      const introspect = await service.request('/introspect', { headers: bearer(employer.accessToken) });
+      expect(introspect.body.entities.map((e: { status: string }) => e.status)).toEqual(['active']);
+    });
+
+    it.each([
+      [{}, 400],
+      [{ connection_status: 'sleeping' }, 400],
+      [{ connection_status: 'reauth', colour: 'red' }, 400],
+    ])('PUT /sandbox/connections/accounts refuses %j', async (body, status) => {
+      const created = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated' }, basic(app)));
+      const res = await post('/sandbox/connections/accounts', created.body.access_token, body, 'PUT');
+      expect(res.status).toBe(status);
+      expect((await service.request('/introspect', { headers: bearer(created.body.access_token) })).body.connection_status.status).toBe('connected');
+    });
+
+    it.each([
+      [{ company_id: '2b7e1f5c-4a43-4c9e-9a39-6a1f0a2b3c4d', provider_id: 'sandbox_automated' }, 404],
+      [{ company_id: 'not-a-uuid', provider_id: 'sandbox_automated' }, 400],
+      [{ provider_id: 'sandbox_automated' }, 400],
+    ])('POST /sandbox/connections/accounts refuses %j', async (body, status) => {
+      expect((await service.request('/sandbox/connections/accounts', json(body, basic(app)))).status).toBe(status);
+    });
+
+    it('POST /connect/sessions/reauthenticate names bad fields', async () => {
+      const employer = await connectEmployer(service, app);
+      for (const body of [{ connection_id: 'nope' }, { connection_id: employer.connectionId, products: ['payroll'] }, { connection_id: employer.connectionId, products: [] }]) {
+        const res = await service.request('/connect/sessions/reauthenticate', json(body, basic(app)));
+        expect(res.status).toBe(400);
+        expect(res.body.service_code).toBe('invalid_request');
+      }
+    });
+
+    it("acts only on the token's own connection on every token route", async () => {
+      const [mine, theirs] = await Promise.all([connectEmployer(service, app), connectEmployer(service, otherApp)]);
+      const theirState = async () => (await service.request('/introspect', { headers: bearer(theirs.accessToken) })).body;
+      const before = await theirState();
+      expect((await service.request('/introspect', { headers: bearer(mine.accessToken) })).body.connection_id).toBe(mine.connectionId);
+      expect((await post('/disconnect-entity', mine.accessToken, { entity_ids: theirs.entityIds })).status).toBe(403);
+      expect((await post('/sandbox/connections/accounts', mine.accessToken, { connection_status: 'reauth' }, 'PUT')).status).toBe(200);
+      expect((await post('/disconnect', mine.accessToken, {})).status).toBe(200);
+      expect(await theirState()).toEqual(before);
+      expect((await service.request('/probe/payments', { headers: bearer(theirs.accessToken) })).status).toBe(200);
+    });
+  });
+
   it('stores no secret, code or token in plain text', async () => {
     const fresh = await createApplication(service);
     const session = await service.request('/connect/sessions', json(sessionBody({ customer_id: 'c-secrets' }), basic(fresh)));
