@@ -17,6 +17,12 @@ import { ConnectPageModule } from './modules/connect-page/connect-page.module';
 import { ConnectionsModule } from './modules/connections/connections.module';
 import { HealthModule } from './modules/health/health.module';
 import { ProvidersModule } from './modules/providers/providers.module';
+import { ProviderAdaptersModule } from './infrastructure/providers/provider-adapters.module';
+import { SandboxPayrollModule } from './modules/sandbox-payroll/sandbox-payroll.module';
+import { ForwardModule } from './modules/forward/forward.module';
+import { SyncModule } from './modules/sync/sync.module';
+import { EmployerModule } from './modules/employer/employer.module';
+import { RulesModule } from './modules/rules/rules.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 
 export interface AppModuleOptions {
@@ -50,6 +56,12 @@ export class AppModule {
         ConnectPageModule,
         ConnectionsModule,
         SandboxModule,
+        ProviderAdaptersModule,
+        SandboxPayrollModule,
+        ForwardModule,
+        SyncModule,
+        EmployerModule,
+        RulesModule,
         ...extraModules,
       ],
       providers: [{ provide: APP_GUARD, useClass: ApiVersionGuard }],

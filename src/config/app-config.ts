@@ -186,6 +186,38 @@ export class AppConfig {
   @Max(3_600_000)
   OUTBOX_LEASE_MS = 30_000;
 
+  /**
+   * Latency of every live provider call, in ms. Unset: each provider's own range from the
+   * catalogue (a few hundred ms), so live calls are visibly live. Tests set 0.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsOptional()
+  @IsInt({ message: 'PROVIDER_LATENCY_MS must be a whole number of milliseconds' })
+  @Min(0)
+  @Max(600_000)
+  PROVIDER_LATENCY_MS?: number;
+
+  /** Data syncs a connection may start per hour (fixed window): allowed_refreshes. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  SANDBOX_REFRESHES_PER_HOUR = 10;
+
+  /** How often job workers look for due jobs when idle. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(5)
+  @Max(60_000)
+  JOB_POLL_MS = 500;
+
+  /** How long a worker holds a job before another may take it over (a crashed worker's job). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  JOB_LEASE_MS = 120_000;
+
   /** Runs the background workers (outbox relay, consumers) in this process. */
   @Transform(toBool)
   @IsBoolean({ message: 'WORKERS_ENABLED must be true or false' })
@@ -230,7 +262,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'CONNECT_PAGE_SIGNING_KEY'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }

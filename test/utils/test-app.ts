@@ -45,6 +45,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     KAFKA_TOPIC_PREFIX: topicPrefix,
     KAFKA_GROUP_ID: `${topicPrefix}group`,
     SHUTDOWN_TIMEOUT_MS: '10000',
+    PROVIDER_LATENCY_MS: '0',
+    JOB_POLL_MS: '20',
     ...options.env,
   });
   let service: RunningService;

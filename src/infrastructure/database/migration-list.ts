@@ -1,5 +1,14 @@
 import { Messaging1795392000000 } from './migrations/1795392000000-messaging';
 import { Connections1795400000000 } from './migrations/1795400000000-connections';
+import { SandboxPayroll1795500000000 } from './migrations/1795500000000-sandbox-payroll';
+import { JobsAndSyncs1795600000000 } from './migrations/1795600000000-jobs-and-syncs';
+import { PayStatementItemRules1795700000000 } from './migrations/1795700000000-pay-statement-item-rules';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
-export const MIGRATIONS = [Messaging1795392000000, Connections1795400000000];
+export const MIGRATIONS = [
+  Messaging1795392000000,
+  Connections1795400000000,
+  SandboxPayroll1795500000000,
+  JobsAndSyncs1795600000000,
+  PayStatementItemRules1795700000000,
+];

@@ -1,0 +1,126 @@
+/**
+ * Inputs and outputs of the payroll computation (pay-statement-calculator.ts). Plain data in
+ * camelCase; integer cents for money and basis points for percentages throughout.
+ */
+
+/** Benefit types of the spec (Benefit fields enum, without null). */
+export type BenefitType =
+  | '457'
+  | '401k'
+  | '401k_roth'
+  | '401k_loan'
+  | '403b'
+  | '403b_roth'
+  | '457_roth'
+  | 'commuter'
+  | 'custom_post_tax'
+  | 'custom_pre_tax'
+  | 'fsa_dependent_care'
+  | 'fsa_medical'
+  | 'hsa_post'
+  | 'hsa_pre'
+  | 's125_dental'
+  | 's125_medical'
+  | 's125_vision'
+  | 'simple'
+  | 'simple_ira';
+
+export type Frequency = 'every_paycheck' | 'monthly' | 'one_time';
+
+export interface FixedOrPercent {
+  type: 'fixed' | 'percent';
+  /** Cents when fixed, basis points of gross pay when percent. */
+  amount: number;
+}
+
+/** Company match: `match` bp of the employee's deferral, on deferrals up to `threshold` bp of pay. */
+export interface MatchTier {
+  match: number;
+  threshold: number;
+}
+
+/** One enrollment of the employee in force on the pay date, with its benefit. */
+export interface EnrollmentInForce {
+  benefitId: string;
+  benefitType: BenefitType;
+  /** As the benefit appears on pay statements. */
+  description: string;
+  frequency: Frequency | null;
+  employeeDeduction: FixedOrPercent | null;
+  /** Per-individual contribution; falls back to the benefit's company match tiers when null. */
+  companyContribution: FixedOrPercent | null;
+  /** The benefit's company-wide match tiers (create benefit `company_contribution`), if any. */
+  companyMatchTiers: MatchTier[] | null;
+  /** Cents per calendar year for this enrollment's employee deduction; null means the IRS limit only. */
+  annualMaximum: number | null;
+  catchUp: boolean;
+  hsaContributionLimit: 'individual' | 'family' | null;
+}
+
+/** Per calendar year running totals, carried from one statement of an employee to the next. */
+export interface YearToDate {
+  year: number;
+  /** Employee deductions per benefit id (for annual maximums). */
+  employeeByBenefit: Record<string, number>;
+  /** Elective deferrals counted against 402(g) (401k, 403b, 457 and their Roth kinds, simple). */
+  electiveDeferrals: number;
+  /** Employee plus employer HSA contributions (the HSA limit covers both). */
+  hsaTotal: number;
+  /** Social Security wages so far (for the wage base). */
+  socialSecurityWages: number;
+  /** Medicare wages so far (for the additional Medicare tax threshold). */
+  medicareWages: number;
+}
+
+export type StatementKind = 'regular_payroll' | 'off_cycle_payroll' | 'one_time_payment';
+
+export interface EarningLine {
+  type: 'salary' | 'wage' | 'overtime' | 'bonus' | 'commission' | 'pto' | 'sick' | 'other';
+  name: string;
+  amount: number;
+  hours: number | null;
+}
+
+export interface PayStatementInput {
+  kind: StatementKind;
+  /** `YYYY-MM-DD`. Decides the tax year, the IRS limits and the employee's age for catch-up. */
+  payDate: string;
+  employee: {
+    dob: string;
+    /** Two-letter state of residence, for state income tax. */
+    state: string;
+    incomeUnit: 'yearly' | 'hourly';
+    /** Cents per year (yearly) or per hour (hourly). */
+    incomeAmount: number;
+    /** 26 for bi-weekly. */
+    payPeriodsPerYear: number;
+    /** Hours in the period for hourly workers (regular, then overtime at 1.5×). */
+    regularHours?: number;
+    overtimeHours?: number;
+  };
+  /**
+   * Earnings to pay instead of the regular salary/wage (off-cycle bonus runs, one-time
+   * payments). Regular runs leave it undefined and earn from `employee`.
+   */
+  earnings?: EarningLine[];
+  enrollments: EnrollmentInForce[];
+  /** Totals before this statement; a different `year` than the pay date's starts from zero. */
+  yearToDate: YearToDate | null;
+}
+
+export interface ComputedPayStatement {
+  kind: StatementKind;
+  totalHours: number;
+  grossPay: number;
+  netPay: number;
+  earnings: EarningLine[];
+  taxes: { type: 'federal' | 'state' | 'local' | 'fica'; name: string; employer: boolean; amount: number }[];
+  employeeDeductions: { name: string; amount: number; preTax: boolean; type: BenefitType }[];
+  employerContributions: { name: string; amount: number; type: BenefitType }[];
+}
+
+export interface PayStatementResult {
+  statement: ComputedPayStatement;
+  /** Totals after this statement, to pass to the employee's next one. */
+  yearToDate: YearToDate;
+}

@@ -1,0 +1,103 @@
+import {
+  CompanyRecord,
+  DirectoryEntry,
+  EmploymentRecord,
+  IndividualRecord,
+  PayGroupRecord,
+  PaymentRecord,
+  PayStatementRecord,
+} from '../employer/unified-records';
+
+/**
+ * The employer behind one entity of a connection, as a provider adapter needs to address it.
+ * In the sandbox payroll system an entity is one employer (company); its data is generated
+ * from `seed` and `employeeSize` the first time it is reached.
+ */
+export interface EmployerRef {
+  connectionId: string;
+  entityId: string;
+  /** Display name of the entity, used as the company's legal name by the sandbox. */
+  entityName: string;
+  providerId: string;
+  authenticationType: string;
+  /** Employees to generate (sandbox): default 20, at most 10,000. */
+  employeeSize: number;
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** A page of a longer list: `count` is the total of the whole query (spec: paging.count). */
+export interface Paged<T> {
+  count: number;
+  offset: number;
+  items: T[];
+}
+
+/** One piece of a full export, in the order a sync stores them. */
+export type SnapshotBatch =
+  | { kind: 'company'; records: CompanyRecord[] }
+  | { kind: 'individual'; records: IndividualRecord[] }
+  | { kind: 'employment'; records: EmploymentRecord[] }
+  | { kind: 'pay_group'; records: PayGroupRecord[] }
+  | { kind: 'payment'; records: PaymentRecord[] }
+  | { kind: 'pay_statement'; records: { payment_id: string; pay_date: string; statement: PayStatementRecord }[] };
+
+/** `POST /forward`: a raw request passed to the provider's own API. */
+export interface ForwardRequest {
+  method: string;
+  route: string;
+  data?: unknown;
+  headers?: Record<string, string>;
+  params?: Record<string, unknown>;
+}
+
+export interface ForwardResponse {
+  data: unknown;
+  headers: Record<string, string>;
+  status_code: number;
+}
+
+/**
+ * What the service asks of a payroll provider. Every call is live: it takes the provider's
+ * latency and may fail with a `provider_error`/`provider_timeout` DomainError. Records come
+ * back in the Unified API's shape; an id the provider does not know is left out of a batch
+ * answer (the caller reports it per item), and a lookup of one unknown id returns undefined.
+ */
+export interface ProviderPort {
+  company(ref: EmployerRef): Promise<CompanyRecord>;
+  directory(ref: EmployerRef, page: Page): Promise<Paged<DirectoryEntry>>;
+  individuals(ref: EmployerRef, ids: string[]): Promise<IndividualRecord[]>;
+  employments(ref: EmployerRef, ids: string[]): Promise<EmploymentRecord[]>;
+  /** Payments whose pay date is within [startDate, endDate], oldest first. */
+  payments(ref: EmployerRef, startDate: string, endDate: string): Promise<PaymentRecord[]>;
+  /** Statements of one payment ordered by individual id; undefined for an unknown payment. */
+  payStatements(ref: EmployerRef, paymentId: string, page: Page): Promise<Paged<PayStatementRecord> | undefined>;
+  payGroups(ref: EmployerRef): Promise<PayGroupRecord[]>;
+  payGroup(ref: EmployerRef, id: string): Promise<PayGroupRecord | undefined>;
+  /** Everything, in batches, for a data sync. One live call's latency, however many batches. */
+  snapshot(ref: EmployerRef): AsyncIterable<SnapshotBatch>;
+  forward(ref: EmployerRef, request: ForwardRequest): Promise<ForwardResponse>;
+}
+
+export const PROVIDER_PORT = Symbol('ProviderPort');
+
+/** Default `employee_size` of a sandbox employer (DECISIONS.md: default 20, at most 10,000). */
+export const DEFAULT_EMPLOYEE_SIZE = 20;
+
+/** The employer an entity of a connection stands for. */
+export function employerRefOf(
+  connection: { id: string; providerId: string; authenticationType: string; employeeSize: number | null },
+  entity: { id: string; name: string },
+): EmployerRef {
+  return {
+    connectionId: connection.id,
+    entityId: entity.id,
+    entityName: entity.name,
+    providerId: connection.providerId,
+    authenticationType: connection.authenticationType,
+    employeeSize: connection.employeeSize ?? DEFAULT_EMPLOYEE_SIZE,
+  };
+}
