@@ -5,6 +5,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
+import { Clock } from './domain/shared/clock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { setupApiDocs } from './infrastructure/http/api-docs';
 import { ErrorFilter } from './infrastructure/http/error.filter';
@@ -29,6 +30,8 @@ export interface RunningService {
 
 export interface StartOptions {
   extraModules?: Type[];
+  /** The service's time (default: the system clock); tests pass a ManualClock. */
+  clock?: Clock;
 }
 
 /** Builds and starts the whole service: database (embedded when DATABASE_URL is unset), HTTP, workers. */
@@ -41,6 +44,7 @@ export async function startService(config: AppConfig, options: StartOptions = {}
         config,
         databaseUrl: config.DATABASE_URL ?? embeddedDatabase!.url,
         extraModules: options.extraModules,
+        clock: options.clock,
       }),
       new FastifyAdapter({
         bodyLimit: config.BODY_LIMIT_BYTES,

@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { Clock } from './domain/shared/clock';
 import { dataSourceOptions } from './infrastructure/database/data-source';
 import { ClockModule } from './infrastructure/clock/clock.module';
 import { ApiVersionGuard } from './infrastructure/http/api-version';
@@ -31,18 +32,20 @@ export interface AppModuleOptions {
   databaseUrl: string;
   /** Feature modules added by tests (e.g. probe controllers). */
   extraModules?: Type[];
+  /** The service's time; tests pass a ManualClock. */
+  clock?: Clock;
 }
 
 @Module({})
 export class AppModule {
-  static forRoot({ config, databaseUrl, extraModules = [] }: AppModuleOptions): DynamicModule {
+  static forRoot({ config, databaseUrl, extraModules = [], clock }: AppModuleOptions): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(httpLoggerOptions(config)),
         ObservabilityModule,
-        ClockModule,
+        ClockModule.forRoot(clock),
         TypeOrmModule.forRoot({
           ...dataSourceOptions({ url: databaseUrl, poolSize: config.embedded ? 1 : config.DATABASE_POOL_SIZE }),
           autoLoadEntities: true,

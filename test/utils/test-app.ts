@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from '@nestjs/common';
 import { RunningService, startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
+import { Clock } from '../../src/domain/shared/clock';
 import { testEnv } from '../setup/test-env';
 import { createTestDatabase, TestDatabase } from './test-database';
 
@@ -25,6 +26,8 @@ export interface TestServiceOptions {
   kafka?: boolean;
   env?: Record<string, string>;
   extraModules?: Type[];
+  /** The service's time; pass a ManualClock to move it. */
+  clock?: Clock;
 }
 
 /** The whole service on a fresh database cloned from the migrated template, on a free port. */
@@ -51,7 +54,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   let service: RunningService;
   try {
-    service = await startService(config, { extraModules: options.extraModules });
+    service = await startService(config, { extraModules: options.extraModules, clock: options.clock });
   } catch (error) {
     await database.drop();
     throw error;
