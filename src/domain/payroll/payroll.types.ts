@@ -62,14 +62,25 @@ export interface YearToDate {
   year: number;
   /** Employee deductions per benefit id (for annual maximums). */
   employeeByBenefit: Record<string, number>;
-  /** Elective deferrals counted against 402(g) (401k, 403b, 457 and their Roth kinds, simple). */
+  /** Elective deferrals counted against 402(g): 401k, 403b, their Roth kinds, simple and simple_ira. */
   electiveDeferrals: number;
+  /** SIMPLE deferrals (simple, simple_ira), which also have their own, lower limit. */
+  simpleDeferrals: number;
+  /** 457(b) deferrals (457, 457_roth): a limit of their own, separate from 402(g). */
+  section457Deferrals: number;
   /** Employee plus employer HSA contributions (the HSA limit covers both). */
   hsaTotal: number;
-  /** Social Security wages so far (for the wage base). */
+  /** Social Security taxable wages so far, never above the year's wage base. */
   socialSecurityWages: number;
   /** Medicare wages so far (for the additional Medicare tax threshold). */
   medicareWages: number;
+  /** Month (1–12) of the last regular statement that took each monthly benefit, by benefit id. */
+  monthlyDeductionMonths: Record<string, number>;
+  /**
+   * Benefit ids whose one_time deduction has been taken. Unlike the totals above it is carried
+   * into the next year: a one-time deduction is taken once, not once a year.
+   */
+  oneTimeBenefitsTaken: string[];
 }
 
 export type StatementKind = 'regular_payroll' | 'off_cycle_payroll' | 'one_time_payment';
