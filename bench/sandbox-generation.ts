@@ -1,0 +1,116 @@
+/**
+ * Benchmark: generating a 10,000-employee sandbox employer with its six months of pay history
+ * (company, people, benefits, enrollments, 14 pay runs with their statements) into PostgreSQL.
+ * Prints the time and the process's peak RSS and writes them to
+ * bench/results/sandbox-generation.json.
+ *
+ *   npx ts-node bench/sandbox-generation.ts [employee_size]
+ *
+ * Uses a fresh database on TEST_DATABASE_URL / DATABASE_URL's server (default
+ * postgres://postgres@127.0.0.1:5432/postgres) and drops it afterwards.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { EmployerRef } from '../src/domain/providers/provider-port';
+import { ProviderCatalogue } from '../src/domain/providers/provider-catalogue';
+import { Clock, SystemClock } from '../src/domain/shared/clock';
+import { dataSourceOptions } from '../src/infrastructure/database/data-source';
+import { SandboxEmployerStore } from '../src/infrastructure/providers/sandbox/sandbox-employer.store';
+
+export interface SandboxGenerationResult {
+  employee_size: number;
+  provider_id: string;
+  seconds: number;
+  peak_rss_mb: number;
+  rss_before_mb: number;
+  individuals: number;
+  payments: number;
+  pay_statements: number;
+  node: string;
+  measured_at: string;
+}
+
+const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/** A sandbox connection with one entity, straight in the tables the connect flow writes. */
+async function sandboxConnection(dataSource: DataSource, providerId: string, employeeSize: number): Promise<EmployerRef> {
+  const applicationId = randomUUID();
+  const connectionId = randomUUID();
+  const entityId = randomUUID();
+  await dataSource.query(`INSERT INTO applications (id, name, secret_hash, sandbox) VALUES ($1, 'bench', 'not-a-secret', true)`, [applicationId]);
+  await dataSource.query(
+    `INSERT INTO connections (id, application_id, provider_id, authentication_type, account_id, company_id, products, status, sandbox, employee_size)
+     VALUES ($1, $2, $3, 'credential', $4, $5, $6, 'connected', true, $7)`,
+    [connectionId, applicationId, providerId, randomUUID(), entityId, ['company', 'directory', 'payment', 'pay_statement'], employeeSize],
+  );
+  await dataSource.query(`INSERT INTO connection_entities (id, connection_id, name, status) VALUES ($1, $2, 'Bench Corp', 'active')`, [
+    entityId,
+    connectionId,
+  ]);
+  return { connectionId, entityId, entityName: 'Bench Corp', providerId, authenticationType: 'credential', employeeSize };
+}
+
+/** Generates one employer of `employeeSize` on a migrated database and measures it. */
+export async function measureSandboxGeneration(
+  dataSource: DataSource,
+  { employeeSize = 10_000, providerId = 'sandbox_automated', clock = new SystemClock() as Clock } = {},
+): Promise<SandboxGenerationResult> {
+  const store = new SandboxEmployerStore(dataSource, clock, new ProviderCatalogue());
+  const ref = await sandboxConnection(dataSource, providerId, employeeSize);
+  const rssBefore = process.memoryUsage().rss;
+  const started = process.hrtime.bigint();
+  await store.ensureEmployer(ref);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const peakRss = process.resourceUsage().maxRSS * 1024;
+  const counts = async (table: string) =>
+    (await dataSource.query(`SELECT count(*)::int AS n FROM ${table} WHERE entity_id = $1`, [ref.entityId]))[0].n as number;
+  return {
+    employee_size: employeeSize,
+    provider_id: providerId,
+    seconds: Math.round(seconds * 100) / 100,
+    peak_rss_mb: megabytes(peakRss),
+    rss_before_mb: megabytes(rssBefore),
+    individuals: await counts('sandbox_individuals'),
+    payments: await counts('sandbox_payments'),
+    pay_statements: await counts('sandbox_pay_statements'),
+    node: process.version,
+    measured_at: new Date().toISOString(),
+  };
+}
+
+async function main(): Promise<void> {
+  const employeeSize = Number(process.argv[2] ?? 10_000);
+  const server = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `bench_sandbox_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const dataSource = new DataSource(dataSourceOptions({ url: url.toString(), poolSize: 4 }));
+  try {
+    await dataSource.initialize();
+    const result = await measureSandboxGeneration(dataSource, { employeeSize });
+    console.log(
+      `sandbox generation: ${result.employee_size} employees, ${result.payments} payments, ${result.pay_statements} statements ` +
+        `in ${result.seconds} s; peak RSS ${result.peak_rss_mb} MB`,
+    );
+    const folder = join(__dirname, 'results');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'sandbox-generation.json'), `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

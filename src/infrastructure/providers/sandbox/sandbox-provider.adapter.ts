@@ -1,0 +1,142 @@
+import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppConfig } from '../../../config/app-config';
+import {
+  CompanyRecord,
+  DirectoryEntry,
+  EmploymentRecord,
+  IndividualRecord,
+  PayGroupRecord,
+  PaymentRecord,
+  PayStatementRecord,
+} from '../../../domain/employer/unified-records';
+import { isAssisted, ProviderDescriptor } from '../../../domain/providers/provider';
+import { ProviderCatalogue } from '../../../domain/providers/provider-catalogue';
+import {
+  EmployerRef,
+  ForwardRequest,
+  ForwardResponse,
+  Page,
+  Paged,
+  ProviderPort,
+  SnapshotBatch,
+} from '../../../domain/providers/provider-port';
+import { SandboxEmployerStore } from './sandbox-employer.store';
+import { SandboxNativeApi } from './sandbox-native-api';
+
+/** Records per snapshot batch: large enough to be quick, small enough to keep memory flat. */
+const SNAPSHOT_BATCH_SIZE = 500;
+
+/**
+ * ProviderPort over the sandbox payroll system. Every provider of the catalogue is simulated
+ * by it, behaving as its entry says: each call first makes sure the employer exists, then
+ * takes the provider's live latency (PROVIDER_LATENCY_MS when set, else a random value in the
+ * entry's `live_latency_ms`: a few hundred ms for the sandbox's own providers, seconds to
+ * minutes for the real ones), then reads the store.
+ */
+@Injectable()
+export class SandboxProviderAdapter implements ProviderPort {
+  constructor(
+    private readonly store: SandboxEmployerStore,
+    private readonly catalogue: ProviderCatalogue,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** The catalogue entry the employer's connection goes through. */
+  providerOf(ref: EmployerRef): ProviderDescriptor {
+    return this.catalogue.get(ref.providerId);
+  }
+
+  /** Assisted providers fulfil benefit work by hand (2 business days); Automated ones at once. */
+  isAssisted(ref: EmployerRef): boolean {
+    return isAssisted(this.providerOf(ref), ref.authenticationType);
+  }
+
+  async company(ref: EmployerRef): Promise<CompanyRecord> {
+    await this.reach(ref);
+    return this.store.company(ref);
+  }
+
+  async directory(ref: EmployerRef, page: Page): Promise<Paged<DirectoryEntry>> {
+    await this.reach(ref);
+    return this.store.directory(ref, page);
+  }
+
+  async individuals(ref: EmployerRef, ids: string[]): Promise<IndividualRecord[]> {
+    await this.reach(ref);
+    return this.store.individuals(ref, ids);
+  }
+
+  async employments(ref: EmployerRef, ids: string[]): Promise<EmploymentRecord[]> {
+    await this.reach(ref);
+    return this.store.employments(ref, ids);
+  }
+
+  async payments(ref: EmployerRef, startDate: string, endDate: string): Promise<PaymentRecord[]> {
+    await this.reach(ref);
+    return this.store.payments(ref, startDate, endDate);
+  }
+
+  async payStatements(ref: EmployerRef, paymentId: string, page: Page): Promise<Paged<PayStatementRecord> | undefined> {
+    await this.reach(ref);
+    return this.store.payStatements(ref, paymentId, page);
+  }
+
+  async payGroups(ref: EmployerRef): Promise<PayGroupRecord[]> {
+    await this.reach(ref);
+    return this.store.payGroups(ref);
+  }
+
+  async payGroup(ref: EmployerRef, id: string): Promise<PayGroupRecord | undefined> {
+    await this.reach(ref);
+    return this.store.payGroup(ref, id);
+  }
+
+  /**
+   * Everything, in batches of at most 500 records, read page by page from PostgreSQL (keyset
+   * paging), so a 10,000-employee employer's statements are never in memory at once. One
+   * latency wait in total, as one live export.
+   */
+  async *snapshot(ref: EmployerRef): AsyncIterable<SnapshotBatch> {
+    await this.reach(ref);
+    yield { kind: 'company', records: [await this.store.company(ref)] };
+    for await (const people of this.store.peopleInPages(ref, SNAPSHOT_BATCH_SIZE)) {
+      yield { kind: 'individual', records: people.map((p) => p.individual) };
+      yield { kind: 'employment', records: people.map((p) => p.employment) };
+    }
+    yield { kind: 'pay_group', records: await this.store.payGroups(ref) };
+    const payments = await this.store.payments(ref, '0001-01-01', '9999-12-31');
+    for (let at = 0; at < payments.length; at += SNAPSHOT_BATCH_SIZE) {
+      yield { kind: 'payment', records: payments.slice(at, at + SNAPSHOT_BATCH_SIZE) };
+    }
+    for await (const statements of this.store.payStatementsInPages(ref, SNAPSHOT_BATCH_SIZE)) {
+      yield { kind: 'pay_statement', records: statements };
+    }
+  }
+
+  /** One live call to the provider's own API (sandbox-native-api.ts), answered as its server would. */
+  async forward(ref: EmployerRef, request: ForwardRequest): Promise<ForwardResponse> {
+    await this.reach(ref);
+    // Stateless over the store: built per call, so the adapter's dependencies stay as they are.
+    return new SandboxNativeApi(this.store).handle(ref, request);
+  }
+
+  /** The employer exists, and the provider's live latency has passed. */
+  private async reach(ref: EmployerRef): Promise<void> {
+    const provider = this.providerOf(ref);
+    await this.store.ensureEmployer(ref);
+    const latency = liveLatencyMs(provider, this.config.PROVIDER_LATENCY_MS);
+    if (latency > 0) await sleep(latency);
+  }
+}
+
+/**
+ * How long one live call to the provider takes: PROVIDER_LATENCY_MS when set (tests set 0),
+ * else uniform in the catalogue entry's `live_latency_ms` range, as it is: 50–500 ms for the
+ * sandbox's own providers, seconds to minutes for the simulated real ones.
+ */
+export function liveLatencyMs(provider: ProviderDescriptor, configured: number | undefined, random: () => number = Math.random): number {
+  if (configured !== undefined) return configured;
+  const { min, max } = provider.live_latency_ms;
+  return min + Math.floor(random() * (max - min + 1));
+}

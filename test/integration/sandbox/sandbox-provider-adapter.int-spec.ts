@@ -1,0 +1,107 @@
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../../src/config/app-config';
+import { EmploymentRecord, IndividualRecord, PaymentRecord, PayStatementRecord } from '../../../src/domain/employer/unified-records';
+import { EmployerRef, SnapshotBatch } from '../../../src/domain/providers/provider-port';
+import { ManualClock } from '../../../src/domain/shared/clock';
+import { DomainError } from '../../../src/domain/shared/domain-error';
+import { SandboxEmployerStore } from '../../../src/infrastructure/providers/sandbox/sandbox-employer.store';
+import { SandboxProviderAdapter } from '../../../src/infrastructure/providers/sandbox/sandbox-provider.adapter';
+import { describeWithPostgres } from '../../setup/test-env';
+import { openTestDataSource, TestDatabase } from '../../utils/test-database';
+import { catalogue, sandboxEmployer, sum } from './sandbox-test-kit';
+
+describeWithPostgres('sandbox provider adapter (PostgreSQL)', () => {
+  let dataSource: DataSource;
+  let database: TestDatabase;
+  let adapter: SandboxProviderAdapter;
+  let store: SandboxEmployerStore;
+
+  beforeAll(async () => {
+    ({ dataSource, database } = await openTestDataSource(6));
+    const config = Object.assign(new AppConfig(), { PROVIDER_LATENCY_MS: 0 });
+    store = new SandboxEmployerStore(dataSource, new ManualClock('2026-06-01T12:00:00Z'), catalogue);
+    adapter = new SandboxProviderAdapter(store, catalogue, config);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  it('generates the employer on the first call, whichever call it is', async () => {
+    const ref = await sandboxEmployer(dataSource, { employeeSize: 12 });
+    const directory = await adapter.directory(ref, { limit: 5, offset: 0 });
+    expect(directory.count).toBe(12);
+    expect(directory.items).toHaveLength(5);
+    expect((await adapter.company(ref)).legal_name).toBe('Acme Corp');
+  });
+
+  it('answers batches with the known ids only, and undefined for one unknown id', async () => {
+    const ref = await sandboxEmployer(dataSource, { employeeSize: 8 });
+    const unknownId = '0b6f8a8e-3c1d-4e5f-8a9b-0c1d2e3f4a5b';
+    const ids = (await adapter.directory(ref, { limit: 100, offset: 0 })).items.map((d) => d.id);
+    expect((await adapter.individuals(ref, [ids[0], unknownId, 'x'])).map((i) => i.id)).toEqual([ids[0]]);
+    expect((await adapter.employments(ref, [unknownId, ids[1]])).map((e) => e.id)).toEqual([ids[1]]);
+    expect(await adapter.payStatements(ref, unknownId, { limit: 10, offset: 0 })).toBeUndefined();
+    expect(await adapter.payGroup(ref, unknownId)).toBeUndefined();
+    const [group] = await adapter.payGroups(ref);
+    expect(await adapter.payGroup(ref, group.id)).toEqual(group);
+    const payments = await adapter.payments(ref, '2026-01-01', '2026-06-01');
+    expect(payments.length).toBeGreaterThan(0);
+    expect(payments.every((p) => p.pay_date >= '2026-01-01' && p.pay_date <= '2026-06-01')).toBe(true);
+    expect(await adapter.payments(ref, '2020-01-01', '2020-12-31')).toEqual([]);
+  });
+
+  it('knows each provider from the catalogue: Assisted or Automated, and refuses an unknown one', async () => {
+    const automated = await sandboxEmployer(dataSource, { providerId: 'sandbox_automated' });
+    const assisted = await sandboxEmployer(dataSource, { providerId: 'sandbox_assisted' });
+    expect(adapter.isAssisted(automated)).toBe(false);
+    expect(adapter.isAssisted(assisted)).toBe(true);
+    expect(adapter.providerOf(assisted).id).toBe('sandbox_assisted');
+    const error = await adapter.company({ ...automated, providerId: 'no_such_provider' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).family).toBe('not_found_error');
+  });
+
+  it('exports everything in the snapshot, in batches of at most 500, streamed page by page', async () => {
+    const ref: EmployerRef = await sandboxEmployer(dataSource, { employeeSize: 620 });
+    const batches: SnapshotBatch[] = [];
+    for await (const batch of adapter.snapshot(ref)) batches.push(batch);
+    const kinds = batches.map((b) => b.kind);
+    // Company first, then people, pay groups, payments and statements, each kind in one stretch.
+    expect([...new Set(kinds)]).toEqual(['company', 'individual', 'employment', 'pay_group', 'payment', 'pay_statement']
+      .filter((k) => kinds.includes(k as SnapshotBatch['kind'])));
+    for (const batch of batches) {
+      expect(batch.records.length).toBeGreaterThan(0);
+      expect(batch.records.length).toBeLessThanOrEqual(500);
+    }
+    const records = (kind: SnapshotBatch['kind']): unknown[] => batches.filter((b) => b.kind === kind).flatMap((b): unknown[] => b.records);
+
+    expect(records('company')).toEqual([await store.company(ref)]);
+    const directory = await store.directory(ref, { limit: 10_000, offset: 0 });
+    expect((records('individual') as IndividualRecord[]).map((i) => i.id)).toEqual(directory.items.map((d) => d.id));
+    expect((records('employment') as EmploymentRecord[]).map((e) => e.id)).toEqual(directory.items.map((d) => d.id));
+    expect(batches.filter((b) => b.kind === 'individual').map((b) => b.records.length)).toEqual([500, 120]);
+    expect(records('pay_group')).toEqual(await store.payGroups(ref));
+
+    const payments = records('payment') as PaymentRecord[];
+    expect(payments).toEqual(await store.payments(ref, '0001-01-01', '9999-12-31'));
+    const statements = records('pay_statement') as { payment_id: string; pay_date: string; statement: PayStatementRecord }[];
+    expect(statements).toHaveLength(sum(payments.map((p) => p.individual_ids.length)));
+    for (const payment of payments) {
+      const ofPayment = statements.filter((s) => s.payment_id === payment.id);
+      expect(ofPayment.map((s) => s.statement.individual_id)).toEqual([...payment.individual_ids].sort());
+      expect(ofPayment.every((s) => s.pay_date === payment.pay_date)).toBe(true);
+    }
+    // Statement batches are filled across payments: only the last may be short.
+    const statementBatches = batches.filter((b) => b.kind === 'pay_statement');
+    expect(statementBatches.slice(0, -1).every((b) => b.records.length === 500)).toBe(true);
+  });
+
+  it("forwards raw requests to the provider's own API, generating the employer first", async () => {
+    const ref = await sandboxEmployer(dataSource, { employeeSize: 4 });
+    const response = await adapter.forward(ref, { method: 'GET', route: '/company' });
+    expect(response.status_code).toBe(200);
+    expect(JSON.stringify(response.data)).toContain('Acme Corp');
+  });
+});
