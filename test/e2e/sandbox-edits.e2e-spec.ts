@@ -1,0 +1,538 @@
+import { randomUUID } from 'node:crypto';
+import { employerRefOf, EmployerRef } from '../../src/domain/providers/provider-port';
+import { ManualClock } from '../../src/domain/shared/clock';
+import { ConnectionsRepository } from '../../src/infrastructure/database/repositories/connections.repository';
+import { SandboxEmployerStore } from '../../src/infrastructure/providers/sandbox/sandbox-employer.store';
+import { payPeriodOf } from '../../src/infrastructure/providers/sandbox/sandbox-pay-calendar';
+import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { describeWithPostgres } from '../setup/test-env';
+import { basic, bearer, connectEmployer, createApplication } from '../utils/connect';
+import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const TODAY = '2026-06-01';
+
+interface SandboxEmployer {
+  token: string;
+  connectionId: string;
+  entityId: string;
+}
+
+const newPerson = (extra: Record<string, unknown> = {}) => ({
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  dob: '1985-12-10',
+  title: 'Analyst',
+  income: { unit: 'yearly', amount: 9_000_000 },
+  ...extra,
+});
+
+describeWithPostgres('sandbox edits', () => {
+  let service: TestService;
+  let app: IssuedCredentials;
+  let employer: SandboxEmployer;
+  const clock = new ManualClock(`${TODAY}T12:00:00Z`);
+
+  beforeAll(async () => {
+    service = await startTestService({ clock });
+    app = await createApplication(service);
+    employer = await sandboxEmployer();
+  });
+  afterAll(() => service?.close());
+
+  async function sandboxEmployer(employeeSize = 12): Promise<SandboxEmployer> {
+    const res = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: employeeSize }, basic(app)));
+    if (res.status !== 200) throw new Error(`sandbox connection failed: ${res.text}`);
+    return { token: res.body.access_token, connectionId: res.body.connection_id, entityId: res.body.entity_id };
+  }
+
+  /** Sandbox operations document no version header: these calls send only the token. */
+  const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+  const put = (path: string, body: unknown, token = employer.token) =>
+    service.request(path, { ...json(body, auth(token)), method: 'PUT' });
+  const post = (path: string, body: unknown, token = employer.token) => service.request(path, json(body, auth(token)));
+  const read = (path: string, token = employer.token, body?: unknown) =>
+    body === undefined ? service.request(path, { headers: bearer(token) }) : service.request(path, json(body, bearer(token)));
+
+  async function refOf(connectionId: string, entityId: string): Promise<EmployerRef> {
+    const connection = (await service.app.get(ConnectionsRepository).find(connectionId))!;
+    return employerRefOf(connection, connection.entities.find((e) => e.id === entityId)!);
+  }
+
+  async function directoryIds(token = employer.token): Promise<string[]> {
+    const res = await read('/employer/directory?limit=10000', token);
+    expect(res.status).toBe(200);
+    return res.body.individuals.map((i: { id: string }) => i.id);
+  }
+
+  async function employmentOf(id: string, token = employer.token) {
+    const res = await read('/employer/employment', token, { requests: [{ individual_id: id }] });
+    expect(res.status).toBe(200);
+    return res.body.responses[0];
+  }
+
+  function expectInvalid(res: TestResponse, ...fragments: string[]) {
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 400, name: 'invalid_request_error', service_code: 'invalid_request' });
+    for (const fragment of fragments) expect(res.body.message).toContain(fragment);
+  }
+
+  describe('every edit', () => {
+    const edits = (): [string, (token: string) => Promise<TestResponse>][] => [
+      ['PUT /sandbox/company', (token) => put('/sandbox/company', { legal_name: 'X' }, token)],
+      ['POST /sandbox/directory', (token) => post('/sandbox/directory', [newPerson()], token)],
+      ['PUT /sandbox/individual/{id}', (token) => put(`/sandbox/individual/${randomUUID()}`, { first_name: 'X' }, token)],
+      ['PUT /sandbox/employment/{id}', (token) => put(`/sandbox/employment/${randomUUID()}`, { title: 'X' }, token)],
+      ['POST /sandbox/payment', (token) => post('/sandbox/payment', {}, token)],
+    ];
+
+    it('needs an access token', async () => {
+      for (const [, edit] of edits()) {
+        const res = await edit('not-a-token');
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ name: 'authentication_error', service_code: 'invalid_access_token' });
+      }
+      const anonymous = await service.request('/sandbox/company', { ...json({ legal_name: 'X' }), method: 'PUT' });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.service_code).toBe('missing_access_token');
+    });
+
+    it('works only on sandbox connections: 403 sandbox_connection_required, nothing changed', async () => {
+      const productionApp = await createApplication(service, { sandbox: false });
+      const production = await connectEmployer(service, productionApp, { providerId: 'gusto' });
+      const before = await read('/employer/company', production.accessToken);
+      for (const [name, edit] of edits()) {
+        const res = await edit(production.accessToken);
+        expect({ name, status: res.status }).toEqual({ name, status: 403 });
+        expect(res.body).toMatchObject({ code: 403, name: 'forbidden_error', service_code: 'sandbox_connection_required' });
+        expect(res.body.message).toMatch(/sandbox connection/);
+      }
+      expect((await read('/employer/company', production.accessToken)).body).toEqual(before.body);
+    });
+  });
+
+  describe('PUT /sandbox/company', () => {
+    it('changes the given fields, keeps the others, and returns the whole company; a live read shows it at once', async () => {
+      const before = (await read('/employer/company')).body;
+      const res = await put('/sandbox/company', {
+        legal_name: 'Globex Payroll Test Inc.',
+        ein: '12-3456789',
+        primary_phone_number: '+14155550123 x101',
+        entity: { type: 'llc', subtype: 'c_corporation' },
+        departments: [
+          { name: 'Engineering', parent: null },
+          { name: 'Platform', parent: { name: 'Engineering' } },
+          { name: 'Sales' },
+        ],
+        locations: [{ line1: '1 Market St', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' }],
+        accounts: [
+          { routing_number: '021000021', account_name: 'Payroll', institution_name: 'Chase', account_type: 'checking', account_number: '000123456789' },
+        ],
+      });
+      expect(res.status).toBe(200);
+      const expected = {
+        ...before,
+        legal_name: 'Globex Payroll Test Inc.',
+        ein: '12-3456789',
+        primary_phone_number: '+14155550123 x101',
+        entity: { type: 'llc', subtype: 'c_corporation' },
+        departments: [
+          { name: 'Engineering', parent: null },
+          { name: 'Platform', parent: { name: 'Engineering' } },
+          { name: 'Sales', parent: null },
+        ],
+        locations: [{ line1: '1 Market St', line2: null, city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' }],
+        accounts: [
+          { routing_number: '021000021', account_name: 'Payroll', institution_name: 'Chase', account_type: 'checking', account_number: '000123456789' },
+        ],
+      };
+      expect(res.body).toEqual(expected);
+      expect(res.body.id).toBe(before.id);
+      expect((await read('/employer/company')).body).toEqual(expected);
+    });
+
+    it('refuses unknown fields and invalid values, naming each, and changes nothing', async () => {
+      const before = (await read('/employer/company')).body;
+      expectInvalid(await put('/sandbox/company', { nam: 'Typo Inc.' }), 'nam: unknown field');
+      expectInvalid(await put('/sandbox/company', { id: randomUUID() }), 'id: unknown field');
+      expectInvalid(
+        await put('/sandbox/company', { legal_name: 'Fine', ein: '123456789', primary_email: 'nope', primary_phone_number: '415-555-0123' }),
+        'ein must be NN-NNNNNNN',
+        'primary_email must be an email address',
+        'primary_phone_number must be E.164',
+      );
+      expectInvalid(await put('/sandbox/company', { entity: { type: 'guild' } }), 'entity.type');
+      expectInvalid(await put('/sandbox/company', { legal_name: null }), 'legal_name');
+      expectInvalid(await put('/sandbox/company', { departments: [{ name: '' }] }), 'departments[0].name');
+      expectInvalid(await put('/sandbox/company', { locations: [{ line1: 'x', city: 'y', state: 'California', postal_code: '1', country: 'USA' }] }),
+        'locations[0].state', 'locations[0].postal_code', 'locations[0].country');
+      expectInvalid(
+        await put('/sandbox/company', {
+          accounts: [{ routing_number: '12', account_name: 'a', institution_name: 'b', account_type: 'cash', account_number: 'x' }],
+        }),
+        'accounts[0].routing_number',
+        'accounts[0].account_type',
+        'accounts[0].account_number',
+      );
+      expect((await read('/employer/company')).body).toEqual(before);
+    });
+
+    it('refuses a department tree that does not hold together', async () => {
+      expectInvalid(await put('/sandbox/company', { departments: [{ name: 'A', parent: { name: 'Nowhere' } }] }), 'departments[0].parent.name');
+      expectInvalid(await put('/sandbox/company', { departments: [{ name: 'A' }, { name: 'A' }] }), 'listed twice');
+      expectInvalid(
+        await put('/sandbox/company', { departments: [{ name: 'A', parent: { name: 'B' } }, { name: 'B', parent: { name: 'A' } }] }),
+        'its own ancestor',
+      );
+    });
+
+    it('refuses an empty update, a body that is not an object, and unparsable JSON', async () => {
+      expectInvalid(await put('/sandbox/company', {}), 'sets no field');
+      const list = await put('/sandbox/company', [{ legal_name: 'X' }]);
+      expect(list.status).toBe(400);
+      expect(list.body).toMatchObject({ name: 'invalid_request_error', service_code: 'invalid_request' });
+      const broken = await put('/sandbox/company', '{"legal_name": ');
+      expect(broken.status).toBe(400);
+      expect(broken.body).toMatchObject({ name: 'bad_request_error', service_code: 'malformed_request' });
+    });
+  });
+
+  describe('POST /sandbox/directory', () => {
+    it('adds individuals with their employment, mints UUID v4 ids, and a live read shows them', async () => {
+      const before = await directoryIds();
+      const manager = (await employmentOf(before[0])).body;
+      const res = await post('/sandbox/directory', [
+        newPerson({
+          middle_name: 'King',
+          emails: [{ data: 'ada@globex.example', type: 'work' }],
+          phone_numbers: [{ data: '+14155550199', type: 'personal' }],
+          gender: 'female',
+          ethnicity: 'white',
+          marital_status: 'married',
+          ssn: '123-45-6789',
+          residence: { line1: '2 Elm St', city: 'Austin', state: 'TX', postal_code: '78701', country: 'US' },
+          department: { name: 'Engineering' },
+          manager: { id: manager.id },
+          employment: { type: 'employee', subtype: 'part_time' },
+          start_date: '2026-05-18',
+          class_code: 'A1',
+          location: { line1: '1 Market St', line2: 'Floor 3', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' },
+        }),
+        newPerson({ first_name: 'Grace', last_name: 'Hopper', income: { unit: 'hourly', amount: 4_500, currency: 'USD' } }),
+      ]);
+      expect(res.status).toBe(200);
+      expect(res.body).toHaveLength(2);
+      const [ada, grace] = res.body;
+      expect(ada.id).toMatch(UUID_V4);
+      expect(grace.id).toMatch(UUID_V4);
+      expect(ada).toMatchObject({
+        first_name: 'Ada',
+        middle_name: 'King',
+        last_name: 'Lovelace',
+        dob: '1985-12-10',
+        ssn: '123-45-6789',
+        residence: { city: 'Austin', state: 'TX', line2: null },
+        title: 'Analyst',
+        department: { name: 'Engineering' },
+        manager: { id: manager.id },
+        employment: { type: 'employee', subtype: 'part_time' },
+        start_date: '2026-05-18',
+        end_date: null,
+        is_active: true,
+        class_code: 'A1',
+        income: { unit: 'yearly', amount: 9_000_000, currency: 'usd', effective_date: '2026-05-18' },
+        work_email: 'ada@globex.example',
+      });
+      // Defaults: today's start, a full-time employee, living and working at the first company location.
+      expect(grace).toMatchObject({
+        middle_name: null,
+        preferred_name: null,
+        emails: [],
+        gender: 'decline_to_specify',
+        start_date: TODAY,
+        employment: { type: 'employee', subtype: 'full_time' },
+        is_active: true,
+        manager: null,
+        department: null,
+        income: { unit: 'hourly', amount: 4_500, currency: 'usd', effective_date: TODAY },
+      });
+      expect(grace.residence).toEqual(grace.location);
+      expect(grace.pay_group_ids).toHaveLength(1);
+      expect(grace.pay_group_ids).not.toEqual(ada.pay_group_ids);
+
+      expect(await directoryIds()).toEqual([...before, ada.id, grace.id]);
+      const individuals = await read('/employer/individual', employer.token, {
+        requests: [{ individual_id: ada.id }, { individual_id: grace.id }],
+        options: { include: ['ssn'] },
+      });
+      expect(individuals.body.responses.map((r: { code: number; body: { first_name: string } }) => [r.code, r.body.first_name])).toEqual([
+        [200, 'Ada'],
+        [200, 'Grace'],
+      ]);
+      expect(individuals.body.responses[0].body.ssn).toBe('123-45-6789');
+      expect((await employmentOf(ada.id)).body).toMatchObject({ title: 'Analyst', manager: { id: manager.id } });
+    });
+
+    it('refuses an object body with the enrollment rule’s malformed_request', async () => {
+      const res = await post('/sandbox/directory', { individuals: [newPerson()] });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        code: 400,
+        name: 'bad_request_error',
+        service_code: 'malformed_request',
+        message: 'Expected array but received object',
+      });
+    });
+
+    it('takes 1 to 1,000 individuals', async () => {
+      expectInvalid(await post('/sandbox/directory', []), '1 to 1000 elements');
+      expectInvalid(await post('/sandbox/directory', Array.from({ length: 1001 }, () => newPerson())), '1 to 1000 elements');
+      const small = await sandboxEmployer(1);
+      const thousand = await post('/sandbox/directory', Array.from({ length: 1000 }, (_, n) => newPerson({ first_name: `Bulk${n}` })), small.token);
+      expect(thousand.status).toBe(200);
+      expect(thousand.body).toHaveLength(1000);
+      expect(new Set(thousand.body.map((p: { id: string }) => p.id)).size).toBe(1000);
+      expect(await directoryIds(small.token)).toHaveLength(1001);
+    });
+
+    it('names every invalid field by element, and adds nobody', async () => {
+      const before = await directoryIds();
+      const res = await post('/sandbox/directory', [
+        { last_name: 'Nameless', dob: '1990-01-01', title: 'X', income: { unit: 'yearly', amount: 1 } },
+        newPerson({ nickname: 'x', gender: 'robot', income: { unit: 'monthly', amount: -1 } }),
+        newPerson({ dob: '1990-02-30', emails: [{ data: 'not-an-email', type: 'work' }], currency: 'eur' }),
+        'not an object',
+      ]);
+      expectInvalid(
+        res,
+        '[0].first_name',
+        '[1].nickname: unknown field',
+        '[1].gender',
+        '[1].income.unit',
+        '[1].income.amount',
+        '[2].dob: dob must be a date YYYY-MM-DD',
+        '[2].emails[0].data',
+        '[2].currency: unknown field',
+        '[3]: must be an object',
+      );
+      expect(await directoryIds()).toEqual(before);
+    });
+
+    it('refuses unknown managers and departments, impossible dates and non-usd pay, and adds nobody', async () => {
+      const before = await directoryIds();
+      const unknownManager = randomUUID();
+      expectInvalid(
+        await post('/sandbox/directory', [
+          newPerson(),
+          newPerson({ manager: { id: unknownManager } }),
+          newPerson({ department: { name: 'Alchemy' } }),
+          newPerson({ dob: '2030-01-01' }),
+          newPerson({ start_date: '2026-01-10', end_date: '2025-12-31' }),
+        ]),
+        `[1].manager.id: no individual ${unknownManager}`,
+        '[2].department.name: no department "Alchemy"',
+        '[3].dob: must be in the past',
+        '[4].end_date: must not be before start_date',
+      );
+      expectInvalid(
+        await post('/sandbox/directory', [newPerson({ income: { unit: 'yearly', amount: 1, currency: 'eur' } })]),
+        '[0].income.currency: currency must be usd',
+      );
+      expect(await directoryIds()).toEqual(before);
+    });
+  });
+
+  describe('PUT /sandbox/individual/{individual_id}', () => {
+    it('changes the given fields, copies name changes to the employment, and a live read shows them', async () => {
+      const [id] = await directoryIds();
+      const res = await put(`/sandbox/individual/${id}`, {
+        first_name: 'Renamed',
+        middle_name: null,
+        emails: [{ data: 'renamed@example.com', type: 'personal' }],
+        marital_status: 'divorced',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        id,
+        first_name: 'Renamed',
+        middle_name: null,
+        emails: [{ data: 'renamed@example.com', type: 'personal' }],
+        marital_status: 'divorced',
+      });
+      const individual = await read('/employer/individual', employer.token, { requests: [{ individual_id: id }] });
+      expect(individual.body.responses[0].body).toMatchObject({ first_name: 'Renamed', middle_name: null, marital_status: 'divorced' });
+      expect((await employmentOf(id)).body).toMatchObject({ first_name: 'Renamed', middle_name: null });
+    });
+
+    it('answers 404 for an unknown individual and 400 for an id that is not a UUID', async () => {
+      const unknown = randomUUID();
+      const res = await put(`/sandbox/individual/${unknown}`, { first_name: 'Nobody' });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 404, name: 'not_found_error', service_code: 'individual_not_found' });
+      expect(res.body.message).toContain(unknown);
+      expectInvalid(await put('/sandbox/individual/not-a-uuid', { first_name: 'Nobody' }), 'individual_id must be a UUID');
+    });
+
+    it('refuses null where the record has no null, unknown fields, bad values and an empty update', async () => {
+      const [id] = await directoryIds();
+      expectInvalid(await put(`/sandbox/individual/${id}`, { first_name: null, emails: null }), 'first_name', 'emails');
+      expectInvalid(await put(`/sandbox/individual/${id}`, { id: randomUUID() }), 'id: unknown field');
+      expectInvalid(await put(`/sandbox/individual/${id}`, { ssn: '123456789', dob: '2999-01-01' }), 'ssn must be NNN-NN-NNNN');
+      expectInvalid(await put(`/sandbox/individual/${id}`, { dob: '2027-01-01' }), 'dob: must be in the past');
+      expectInvalid(await put(`/sandbox/individual/${id}`, {}), 'sets no field');
+    });
+  });
+
+  describe('PUT /sandbox/employment/{individual_id}', () => {
+    it('terminates with end_date and is_active: false, and a live read shows it', async () => {
+      const ids = await directoryIds();
+      const id = ids[ids.length - 3];
+      const res = await put(`/sandbox/employment/${id}`, { end_date: TODAY, is_active: false });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id, end_date: TODAY, is_active: false });
+      expect((await employmentOf(id)).body).toMatchObject({ end_date: TODAY, is_active: false });
+      const directory = await read('/employer/directory?limit=10000');
+      expect(directory.body.individuals.find((i: { id: string }) => i.id === id).is_active).toBe(false);
+    });
+
+    it('keeps an income history: a raise is added, the current income follows it', async () => {
+      const [id] = await directoryIds();
+      const before = (await employmentOf(id)).body;
+      const raise = { unit: before.income.unit, amount: before.income.amount + 100_000 };
+      const res = await put(`/sandbox/employment/${id}`, { income: raise, title: 'Chief Everything' });
+      expect(res.status).toBe(200);
+      expect(res.body.title).toBe('Chief Everything');
+      expect(res.body.income).toEqual({ unit: before.income.unit, amount: before.income.amount + 100_000, currency: 'usd', effective_date: TODAY });
+      expect(res.body.income_history).toEqual([...before.income_history, res.body.income]);
+    });
+
+    it('answers 404 for an unknown individual', async () => {
+      const res = await put(`/sandbox/employment/${randomUUID()}`, { title: 'Ghost' });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ name: 'not_found_error', service_code: 'individual_not_found' });
+    });
+
+    it('refuses impossible changes, naming each, and changes nothing', async () => {
+      const ids = await directoryIds();
+      const id = ids[1];
+      const before = (await employmentOf(id)).body;
+      expectInvalid(await put(`/sandbox/employment/${id}`, { end_date: '1999-01-01' }), 'end_date: must not be before start_date');
+      expectInvalid(await put(`/sandbox/employment/${id}`, { manager: { id } }), 'cannot be their own manager');
+      expectInvalid(await put(`/sandbox/employment/${id}`, { manager: { id: randomUUID() } }), 'manager.id: no individual');
+      expectInvalid(await put(`/sandbox/employment/${id}`, { department: { name: 'Alchemy' } }), 'no department "Alchemy"');
+      const futureRaise = { income: { unit: 'yearly', amount: 1, effective_date: '2027-01-01' } };
+      expectInvalid(await put(`/sandbox/employment/${id}`, futureRaise), 'must not be in the future');
+      const badValues = { employment: { type: 'employee', subtype: 'forever' }, is_active: 'yes' };
+      expectInvalid(await put(`/sandbox/employment/${id}`, badValues), 'employment.subtype', 'is_active');
+      expectInvalid(await put(`/sandbox/employment/${id}`, { first_name: 'Names live on the individual' }), 'first_name: unknown field');
+      expectInvalid(await put(`/sandbox/employment/${id}`, {}), 'sets no field');
+      expect((await employmentOf(id)).body).toEqual(before);
+    });
+  });
+
+  describe('POST /sandbox/payment', () => {
+    it('runs one pay period for exactly the employees paid in it, and the store holds the payment and its statements', async () => {
+      const fresh = await sandboxEmployer(15);
+      const ref = await refOf(fresh.connectionId, fresh.entityId);
+      const store = service.app.get(SandboxEmployerStore);
+      const ids = await directoryIds(fresh.token);
+      const [leaver, joiner] = (await store.employments(ref, ids))
+        .filter((e) => e.employment.type === 'employee' && e.end_date === null && e.start_date < '2026-05-01')
+        .map((e) => e.id);
+      // Someone who left before the run's period, and someone hired for the next one: neither is paid.
+      expect((await put(`/sandbox/employment/${leaver}`, { end_date: '2026-05-01', is_active: false }, fresh.token)).status).toBe(200);
+      expect((await put(`/sandbox/employment/${joiner}`, { start_date: '2026-06-30' }, fresh.token)).status).toBe(200);
+
+      const res = await post('/sandbox/payment', { pay_date: '2026-06-12' }, fresh.token);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ payment_id: expect.stringMatching(UUID_V4), pay_date: '2026-06-12' });
+
+      const payment = await store.payment(ref, res.body.payment_id);
+      expect(payment).toMatchObject({ id: res.body.payment_id, pay_date: '2026-06-12', pay_period: payPeriodOf('2026-06-12') });
+      const period = payPeriodOf('2026-06-12');
+      const expected = (await store.employments(ref, ids))
+        .filter((e) => e.employment.type === 'employee' && e.start_date <= period.end_date)
+        .filter((e) => (e.end_date === null ? e.is_active : e.end_date >= period.start_date))
+        .map((e) => e.id)
+        .sort();
+      expect(expected).not.toContain(leaver);
+      expect(expected).not.toContain(joiner);
+      expect(expected.length).toBeGreaterThan(0);
+      const statements = (await store.payStatements(ref, res.body.payment_id, { limit: 1000, offset: 0 }))!;
+      expect(statements.items.map((s) => s.individual_id).sort()).toEqual(expected);
+      expect([...payment!.individual_ids].sort()).toEqual(expected);
+      for (const statement of statements.items) {
+        expect(statement.type).toBe('regular_payroll');
+        expect(statement.gross_pay.amount).toBe(statement.earnings.reduce((sum, e) => sum + e.amount, 0));
+      }
+    });
+
+    it('without a pay date runs the next regular pay date, and the live payments read shows it', async () => {
+      const res = await post('/sandbox/payment', {});
+      expect(res.status).toBe(200);
+      const next = await post('/sandbox/payment', {});
+      expect(next.status).toBe(200);
+      expect(next.body.payment_id).not.toBe(res.body.payment_id);
+      // Bi-weekly: the next regular run is two weeks after the one before.
+      const days = (Date.parse(next.body.pay_date) - Date.parse(res.body.pay_date)) / 86_400_000;
+      expect(days).toBe(14);
+      const payments = await read(`/employer/payment?start_date=${res.body.pay_date}&end_date=${next.body.pay_date}`);
+      expect(payments.status).toBe(200);
+      expect(payments.body.map((p: { id: string }) => p.id)).toEqual([res.body.payment_id, next.body.payment_id]);
+    });
+
+    it('also runs without any body', async () => {
+      const fresh = await sandboxEmployer(3);
+      const res = await service.request('/sandbox/payment', { method: 'POST', headers: auth(fresh.token) });
+      expect(res.status).toBe(200);
+      expect(res.body.payment_id).toMatch(UUID_V4);
+    });
+
+    it('refuses bad pay dates and unknown fields, and runs nothing', async () => {
+      const fresh = await sandboxEmployer(3);
+      const ref = await refOf(fresh.connectionId, fresh.entityId);
+      const store = service.app.get(SandboxEmployerStore);
+      const before = await store.payments(ref, '0001-01-01', '9999-12-31');
+      const latest = before[before.length - 1].pay_date;
+      expectInvalid(await post('/sandbox/payment', { pay_date: '12/06/2026' }, fresh.token), 'pay_date must be a date YYYY-MM-DD');
+      expectInvalid(await post('/sandbox/payment', { pay_date: '2026-02-30' }, fresh.token), 'pay_date must be a date YYYY-MM-DD');
+      expectInvalid(await post('/sandbox/payment', { pay_date: '2027-06-03' }, fresh.token), 'at most 365 days ahead');
+      expectInvalid(await post('/sandbox/payment', { pay_date: '2025-01-03' }, fresh.token), `must not be before the latest pay run (${latest})`);
+      expectInvalid(await post('/sandbox/payment', { start_date: '2026-06-01', end_date: '2026-06-14' }, fresh.token), 'start_date: unknown field');
+      expect(await store.payments(ref, '0001-01-01', '9999-12-31')).toEqual(before);
+    });
+  });
+
+  describe('entity scoping', () => {
+    it('edits the entity named by entity_ids and no other; with two entities, entity_ids is required', async () => {
+      const employerAB = await connectEmployer(service, app, { entityNames: ['Alpha Co', 'Beta Co'] });
+      const [alpha, beta] = employerAB.entityIds;
+      const companyOf = async (entityId: string) => (await read(`/employer/company?entity_ids=${entityId}`, employerAB.accessToken)).body;
+      const betaBefore = await companyOf(beta);
+
+      const res = await put(`/sandbox/company?entity_ids=${alpha}`, { legal_name: 'Alpha Edited' }, employerAB.accessToken);
+      expect(res.status).toBe(200);
+      expect((await companyOf(alpha)).legal_name).toBe('Alpha Edited');
+      expect(await companyOf(beta)).toEqual(betaBefore);
+
+      const added = await post(`/sandbox/directory?entity_ids[]=${beta}`, [newPerson({ first_name: 'Bea' })], employerAB.accessToken);
+      expect(added.status).toBe(200);
+      const idsOf = async (entityId: string): Promise<string[]> =>
+        (await read(`/employer/directory?limit=10000&entity_ids=${entityId}`, employerAB.accessToken)).body.individuals.map(
+          (i: { id: string }) => i.id,
+        );
+      const [betaIds, alphaIds] = [await idsOf(beta), await idsOf(alpha)];
+      expect(betaIds).toContain(added.body[0].id);
+      expect(alphaIds).not.toContain(added.body[0].id);
+      // Beta's individual is unknown to Alpha.
+      const crossed = await put(`/sandbox/individual/${added.body[0].id}?entity_ids=${alpha}`, { first_name: 'X' }, employerAB.accessToken);
+      expect(crossed.status).toBe(404);
+
+      const unscoped = await put('/sandbox/company', { legal_name: 'Which one?' }, employerAB.accessToken);
+      expectInvalid(unscoped, 'entity_ids is required');
+      const foreign = await put(`/sandbox/company?entity_ids=${employer.entityId}`, { legal_name: 'Not mine' }, employerAB.accessToken);
+      expect(foreign.status).toBe(403);
+      expect(foreign.body).toMatchObject({ name: 'forbidden_error', service_code: 'entity_not_authorized' });
+    });
+  });
+});
