@@ -1,0 +1,152 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Principal } from '../../domain/connections/connection';
+import { ConnectionEntity } from '../../domain/connections/entity-scope';
+import { invalidRequest, notFound } from '../../domain/shared/domain-error';
+import { RequiresApiVersion } from '../../infrastructure/http/api-version';
+import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
+import {
+  DIRECTORY_DEFAULT_LIMIT,
+  DirectoryQueryDto,
+  EmploymentRequestDto,
+  IndividualRequestDto,
+  PAY_STATEMENT_DEFAULT_LIMIT,
+  PayGroupsQueryDto,
+  PaymentQueryDto,
+  PayStatementRequestDto,
+} from './dto/employer-reads.dto';
+import { ApiEntityQuery, mergedList } from './dto/entity-scoped-query.dto';
+import { isUuid, uuidParam } from './dto/uuid-param';
+import { batchError, lookupIds, peopleBatch } from './batch-responses';
+import { EmployerReadsService, ReadScope } from './employer-reads.service';
+
+/** Employer reads of the Unified API; scoped to one entity of the token's connection. */
+@ApiTags('employer')
+@ApiBearerAuth('access-token')
+@RequiresApiVersion()
+@Controller('employer')
+export class EmployerController {
+  constructor(private readonly reads: EmployerReadsService) {}
+
+  @Get('company')
+  @RequiresAccessToken('company')
+  @ApiOperation({ summary: 'Read the company' })
+  @ApiEntityQuery()
+  async company(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity) {
+    const company = await this.reads.company({ connection, entity });
+    if (!company) throw notFound('The provider has no company data for this entity', 'company_not_found');
+    return company;
+  }
+
+  @Get('directory')
+  @RequiresAccessToken('directory')
+  @ApiOperation({ summary: 'List the company directory, a page at a time' })
+  async directory(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Query() query: DirectoryQueryDto,
+  ) {
+    const page = await this.reads.directory(
+      { connection, entity },
+      { limit: query.limit ?? DIRECTORY_DEFAULT_LIMIT, offset: query.offset ?? 0 },
+    );
+    return { paging: { count: page.count, offset: page.offset }, individuals: page.items };
+  }
+
+  @Post('individual')
+  @HttpCode(200)
+  @RequiresAccessToken('individual')
+  @ApiOperation({ summary: 'Read individuals by id; each item answers with its own code' })
+  @ApiEntityQuery()
+  async individual(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Body() body: IndividualRequestDto,
+  ) {
+    const requested = body.requests.map((r) => r.individual_id);
+    const includeSsn = body.options?.include?.includes('ssn') ?? false;
+    const found = await this.reads.individuals({ connection, entity }, lookupIds(requested), { includeSsn });
+    return { responses: peopleBatch(requested, found, (id) => `No individual ${id} for this entity`) };
+  }
+
+  @Post('employment')
+  @HttpCode(200)
+  @RequiresAccessToken('employment')
+  @ApiOperation({ summary: 'Read employments by individual id; each item answers with its own code' })
+  @ApiEntityQuery()
+  async employment(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Body() body: EmploymentRequestDto,
+  ) {
+    const requested = body.requests.map((r) => r.individual_id);
+    const found = await this.reads.employments({ connection, entity }, lookupIds(requested));
+    return { responses: peopleBatch(requested, found, (id) => `No employment for individual ${id} in this entity`) };
+  }
+
+  @Get('payment')
+  @RequiresAccessToken('payment')
+  @ApiOperation({ summary: 'List payments with a pay date in [start_date, end_date], oldest first' })
+  @ApiOkResponse({ description: 'A bare array of Payment, as clients of this API family expect' })
+  async payment(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity, @Query() query: PaymentQueryDto) {
+    if (query.start_date > query.end_date) {
+      throw invalidRequest(`Invalid request: start_date (${query.start_date}) must not be after end_date (${query.end_date})`);
+    }
+    return this.reads.payments({ connection, entity }, query.start_date, query.end_date);
+  }
+
+  @Post('pay-statement')
+  @HttpCode(200)
+  @RequiresAccessToken('pay_statement')
+  @ApiOperation({ summary: 'Read the pay statements of up to 10 payments, a page each' })
+  @ApiEntityQuery()
+  async payStatement(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Body() body: PayStatementRequestDto,
+  ) {
+    const scope: ReadScope = { connection, entity };
+    // Up to ten payments: asked together, so a live read waits for the provider about once.
+    const responses = await Promise.all(
+      body.requests.map(async ({ payment_id, limit, offset }) => {
+        if (!isUuid(payment_id)) return batchError('payment_id', payment_id, invalidRequest('payment_id must be a UUID'));
+        const page = await this.reads.payStatements(scope, payment_id.toLowerCase(), {
+          limit: limit ?? PAY_STATEMENT_DEFAULT_LIMIT,
+          offset: offset ?? 0,
+        });
+        if (!page) return batchError('payment_id', payment_id, notFound(`No payment ${payment_id} for this entity`, 'payment_not_found'));
+        return { payment_id, code: 200, body: { paging: { count: page.count, offset: page.offset }, pay_statements: page.items } };
+      }),
+    );
+    return { responses };
+  }
+
+  @Get('pay-groups')
+  @RequiresAccessToken('payment')
+  @ApiOperation({ summary: 'List pay groups, optionally those of one individual or pay frequencies' })
+  async payGroups(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Query() query: PayGroupsQueryDto,
+  ) {
+    const groups = await this.reads.payGroups(
+      { connection, entity },
+      { individualId: query.individual_id?.toLowerCase(), payFrequencies: mergedList(query.pay_frequencies, query['pay_frequencies[]']) },
+    );
+    return groups.map(({ id, name, pay_frequencies }) => ({ id, name, pay_frequencies }));
+  }
+
+  @Get('pay-groups/:pay_group_id')
+  @RequiresAccessToken('payment')
+  @ApiOperation({ summary: 'Read one pay group with its individuals' })
+  @ApiEntityQuery()
+  async payGroup(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Param('pay_group_id', uuidParam('pay_group_id')) payGroupId: string,
+  ) {
+    const group = await this.reads.payGroup({ connection, entity }, payGroupId.toLowerCase());
+    if (!group) throw notFound(`No pay group ${payGroupId} for this entity`, 'pay_group_not_found');
+    return group;
+  }
+}
