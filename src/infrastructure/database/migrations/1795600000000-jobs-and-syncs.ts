@@ -13,12 +13,15 @@ export class JobsAndSyncs1795600000000 implements MigrationInterface {
     await q.query(`
       CREATE TABLE jobs (
         id             uuid PRIMARY KEY,
+        -- Creation order, for listings newest first when several jobs share a created_at.
+        seq            bigint      GENERATED ALWAYS AS IDENTITY,
         connection_id  uuid        NOT NULL REFERENCES connections (id),
         entity_id      uuid REFERENCES connection_entities (id),
-        kind           text        NOT NULL CHECK (kind IN ('automated', 'manual')),
+        -- internal: work without a pollable id (an Assisted sandbox connection's POST /sandbox/jobs).
+        kind           text        NOT NULL CHECK (kind IN ('automated', 'manual', 'internal')),
         type           text        NOT NULL,
         status         text        NOT NULL CHECK (status IN ('pending', 'in_progress', 'complete', 'error', 'reauth_error', 'permissions_error')),
-        params         jsonb       NOT NULL DEFAULT '{}',
+        params         jsonb,
         result         jsonb,
         attempts       integer     NOT NULL DEFAULT 0,
         leased_by      text,
@@ -28,7 +31,7 @@ export class JobsAndSyncs1795600000000 implements MigrationInterface {
         started_at     timestamptz,
         completed_at   timestamptz
       )`);
-    await q.query(`CREATE INDEX jobs_connection_idx ON jobs (connection_id, created_at DESC, id)`);
+    await q.query(`CREATE INDEX jobs_connection_idx ON jobs (connection_id, kind, created_at DESC, seq DESC)`);
     await q.query(`CREATE INDEX jobs_due_idx ON jobs (scheduled_at) WHERE status IN ('pending', 'in_progress')`);
     // At most one sync of a connection queued or running: a second request gets the running one.
     await q.query(

@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
+
+interface JobRow {
+  id: string;
+  connection_id: string;
+  entity_id: string | null;
+  kind: JobKind;
+  type: string;
+  status: JobStatus;
+  params: Record<string, unknown> | null;
+  result: Record<string, unknown> | null;
+  attempts: number;
+  created_at: Date;
+  scheduled_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at`;
+
+function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    connectionId: row.connection_id,
+    entityId: row.entity_id,
+    kind: row.kind,
+    type: row.type,
+    status: row.status,
+    params: row.params,
+    result: row.result,
+    attempts: row.attempts,
+    createdAt: new Date(row.created_at),
+    scheduledAt: new Date(row.scheduled_at),
+    startedAt: row.started_at === null ? null : new Date(row.started_at),
+    completedAt: row.completed_at === null ? null : new Date(row.completed_at),
+  };
+}
+
+export interface NewJob {
+  id: string;
+  connectionId: string;
+  entityId?: string | null;
+  kind: JobKind;
+  type: string;
+  params?: Record<string, unknown> | null;
+  createdAt: Date;
+  /** When it may run; defaults to createdAt (at once). */
+  scheduledAt?: Date;
+}
+
+/** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
+const affected = (result: unknown): number => (Array.isArray(result) && typeof result[1] === 'number' ? result[1] : 0);
+
+/**
+ * The `jobs` table. Business times (created, scheduled, started, completed) are the service's
+ * clock, passed in, so tests that move the clock move them; leases are database time, because
+ * they measure real time between processes.
+ */
+@Injectable()
+export class JobsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private db(manager?: EntityManager) {
+    return manager ?? this.dataSource.manager;
+  }
+
+  async insert(job: NewJob, manager?: EntityManager): Promise<Job> {
+    const [row] = await this.db(manager).query(
+      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
+       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8)
+       RETURNING ${JOB_COLUMNS}`,
+      [
+        job.id,
+        job.connectionId,
+        job.entityId ?? null,
+        job.kind,
+        job.type,
+        job.params === undefined || job.params === null ? null : JSON.stringify(job.params),
+        job.createdAt,
+        job.scheduledAt ?? job.createdAt,
+      ],
+    );
+    return toJob(row);
+  }
+
+  async find(id: string, manager?: EntityManager): Promise<Job | undefined> {
+    const [row] = await this.db(manager).query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id]);
+    return row ? toJob(row) : undefined;
+  }
+
+  /** A job of this connection and kind; undefined for any other (another connection's is not found). */
+  async findOfConnection(id: string, connectionId: string, kind: JobKind): Promise<Job | undefined> {
+    const [row] = await this.dataSource.query(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND connection_id = $2 AND kind = $3`,
+      [id, connectionId, kind],
+    );
+    return row ? toJob(row) : undefined;
+  }
+
+  /** A job of this type of the connection that is queued or running, any kind. */
+  async findOpen(connectionId: string, type: string, manager?: EntityManager): Promise<Job | undefined> {
+    const [row] = await this.db(manager).query(
+      `SELECT ${JOB_COLUMNS} FROM jobs
+       WHERE connection_id = $1 AND type = $2 AND status IN ('pending', 'in_progress')
+       ORDER BY seq LIMIT 1`,
+      [connectionId, type],
+    );
+    return row ? toJob(row) : undefined;
+  }
+
+  /** Jobs of this type the connection created in [from, to), any kind and status. */
+  async countCreated(connectionId: string, type: string, from: Date, to: Date, manager?: EntityManager): Promise<number> {
+    const [row] = await this.db(manager).query(
+      `SELECT count(*)::int AS n FROM jobs WHERE connection_id = $1 AND type = $2 AND created_at >= $3 AND created_at < $4`,
+      [connectionId, type, from, to],
+    );
+    return row.n;
+  }
+
+  /** Newest first, with the total for paging. */
+  async listOfConnection(
+    connectionId: string,
+    kind: JobKind,
+    page: { limit: number; offset: number },
+  ): Promise<{ count: number; jobs: Job[] }> {
+    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM jobs WHERE connection_id = $1 AND kind = $2`, [
+      connectionId,
+      kind,
+    ]);
+    const rows: JobRow[] = await this.dataSource.query(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE connection_id = $1 AND kind = $2
+       ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
+      [connectionId, kind, page.limit, page.offset],
+    );
+    return { count: n, jobs: rows.map(toJob) };
+  }
+
+  // ---- used by workers ----
+
+  /**
+   * Leases up to `limit` jobs of the given types that are due (pending, scheduled by `now`) or
+   * whose worker's lease ran out (a crashed worker's job). SKIP LOCKED lets workers of several
+   * instances lease at once without waiting on, or taking, each other's rows.
+   */
+  async lease(owner: string, types: string[], now: Date, leaseMs: number, limit: number): Promise<Job[]> {
+    if (types.length === 0 || limit <= 0) return [];
+    const [rows] = await this.dataSource.query(
+      `UPDATE jobs SET status = 'in_progress', leased_by = $1, leased_until = now() + ($2 || ' milliseconds')::interval,
+         attempts = attempts + 1, started_at = coalesce(started_at, $3)
+       WHERE id IN (
+         SELECT id FROM jobs
+         WHERE type = ANY($4::text[])
+           AND ((status = 'pending' AND scheduled_at <= $3) OR (status = 'in_progress' AND leased_until < now()))
+         ORDER BY scheduled_at, seq
+         LIMIT $5
+         FOR UPDATE SKIP LOCKED)
+       RETURNING ${JOB_COLUMNS}`,
+      [owner, String(leaseMs), now, types, limit],
+    );
+    return (rows as JobRow[]).map(toJob);
+  }
+
+  /** Extends the lease; false when it is no longer this owner's (taken over or finished). */
+  async renewLease(id: string, owner: string, leaseMs: number): Promise<boolean> {
+    const result = await this.dataSource.query(
+      `UPDATE jobs SET leased_until = now() + ($3 || ' milliseconds')::interval
+       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      [id, owner, String(leaseMs)],
+    );
+    return affected(result) === 1;
+  }
+
+  /** Records the final status; false (nothing written) when the lease is no longer this owner's. */
+  async finish(
+    id: string,
+    owner: string,
+    outcome: { status: FinalJobStatus; result: Record<string, unknown> | null; completedAt: Date },
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const result = await this.db(manager).query(
+      `UPDATE jobs SET status = $3, result = $4, completed_at = $5, leased_by = NULL, leased_until = NULL
+       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      [id, owner, outcome.status, outcome.result === null ? null : JSON.stringify(outcome.result), outcome.completedAt],
+    );
+    return affected(result) === 1;
+  }
+
+  /** Puts the job back in the queue to run at `scheduledAt` (a retry), keeping why it failed. */
+  async reschedule(id: string, owner: string, scheduledAt: Date, result: Record<string, unknown>): Promise<boolean> {
+    const updated = await this.dataSource.query(
+      `UPDATE jobs SET status = 'pending', scheduled_at = $3, result = $4, leased_by = NULL, leased_until = NULL
+       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      [id, owner, scheduledAt, JSON.stringify(result)],
+    );
+    return affected(updated) === 1;
+  }
+
+  /** Gives an unfinished job back (shutdown): due again at once, and this run is not counted. */
+  async release(id: string, owner: string): Promise<boolean> {
+    const updated = await this.dataSource.query(
+      `UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), leased_by = NULL, leased_until = NULL
+       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      [id, owner],
+    );
+    return affected(updated) === 1;
+  }
+}
