@@ -207,6 +207,8 @@ export class ConnectSessionsService {
       if (live) throw invalidRequest('A connection already exists for this customer', 'connection_already_exists');
     }
     if (choice.entityNames.length === 0) throw invalidRequest('Choose at least one entity to connect');
+    // A sandbox application's connections are sandbox connections (sandbox edits and jobs).
+    const [application] = (await manager.query(`SELECT sandbox FROM applications WHERE id = $1`, [session.applicationId])) as { sandbox: boolean }[];
     return this.connections.create(
       {
         applicationId: session.applicationId,
@@ -216,7 +218,7 @@ export class ConnectSessionsService {
         providerId: choice.providerId,
         authenticationType: choice.authenticationType,
         products: session.products,
-        sandbox: true,
+        sandbox: application?.sandbox ?? false,
         manual: choice.manual,
         employeeSize: choice.employeeSize ?? null,
         entityNames: choice.entityNames,
