@@ -51,4 +51,15 @@ describe('loadConfig', () => {
   it('rejects a port out of range', () => {
     expect(problemsOf({ PORT: '70000' }).join('\n')).toMatch(/PORT/);
   });
+
+  it('reads fault-drill rates as shares from 0 to 1, and refuses anything else', () => {
+    const config = loadConfig({ PROVIDER_FAILURE_RATE: '0.3', PROVIDER_TIMEOUT_RATE: '1', PROVIDER_TIMEOUT_MS: '250' });
+    expect(config.PROVIDER_FAILURE_RATE).toBe(0.3);
+    expect(config.PROVIDER_TIMEOUT_RATE).toBe(1);
+    expect(config.PROVIDER_TIMEOUT_MS).toBe(250);
+    expect(loadConfig({}).PROVIDER_FAILURE_RATE).toBe(0);
+    const problems = problemsOf({ PROVIDER_FAILURE_RATE: '1.5', PROVIDER_TIMEOUT_RATE: 'often' }).join('\n');
+    expect(problems).toMatch(/PROVIDER_FAILURE_RATE/);
+    expect(problems).toMatch(/PROVIDER_TIMEOUT_RATE must be a number from 0 to 1/);
+  });
 });

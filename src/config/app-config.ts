@@ -3,6 +3,7 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   Matches,
@@ -19,6 +20,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+const toNumber = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^\d+(\.\d+)?$/.test(String(value)) ? Number(value) : value;
 const toBool = ({ value }: { value: unknown }) => {
   if (value === undefined || value === '') return undefined;
   const text = String(value).toLowerCase();
@@ -196,6 +199,30 @@ export class AppConfig {
   @Min(0)
   @Max(600_000)
   PROVIDER_LATENCY_MS?: number;
+
+  /**
+   * Fault drills: the share (0–1) of live provider calls answered with a provider server
+   * error (502 `provider_error`), and the share that time out (504) after PROVIDER_TIMEOUT_MS.
+   * Both 0 in normal use.
+   */
+  @Transform(toNumber)
+  @IsNumber({}, { message: 'PROVIDER_FAILURE_RATE must be a number from 0 to 1' })
+  @Min(0)
+  @Max(1)
+  PROVIDER_FAILURE_RATE = 0;
+
+  @Transform(toNumber)
+  @IsNumber({}, { message: 'PROVIDER_TIMEOUT_RATE must be a number from 0 to 1' })
+  @Min(0)
+  @Max(1)
+  PROVIDER_TIMEOUT_RATE = 0;
+
+  /** How long a provider call that hangs is waited for before it is given up as timed out. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  PROVIDER_TIMEOUT_MS = 30_000;
 
   /** Data syncs a connection may start per hour (fixed window): allowed_refreshes. */
   @Transform(toInt)

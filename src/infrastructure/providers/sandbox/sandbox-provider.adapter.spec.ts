@@ -1,5 +1,5 @@
 import { ProviderCatalogue } from '../../../domain/providers/provider-catalogue';
-import { liveLatencyMs } from './sandbox-provider.adapter';
+import { liveLatencyMs, providerFault } from './sandbox-provider.adapter';
 
 describe('sandbox provider latency', () => {
   const catalogue = new ProviderCatalogue();
@@ -19,5 +19,31 @@ describe('sandbox provider latency', () => {
       expect(middle).toBeLessThan(max);
     }
     expect(catalogue.get('sandbox_automated').live_latency_ms).toEqual({ min: 50, max: 500 });
+  });
+});
+
+describe('provider fault drills', () => {
+  it('never fails a call when both rates are 0', () => {
+    expect(providerFault(0, 0, () => 0)).toBeUndefined();
+  });
+
+  it('splits the draw: errors first, then timeouts, then none', () => {
+    expect(providerFault(0.3, 0.2, () => 0)).toBe('error');
+    expect(providerFault(0.3, 0.2, () => 0.299)).toBe('error');
+    expect(providerFault(0.3, 0.2, () => 0.3)).toBe('timeout');
+    expect(providerFault(0.3, 0.2, () => 0.499)).toBe('timeout');
+    expect(providerFault(0.3, 0.2, () => 0.5)).toBeUndefined();
+    expect(providerFault(1, 0, () => 0.999)).toBe('error');
+    expect(providerFault(0, 1, () => 0.999)).toBe('timeout');
+  });
+
+  it('fails about the configured share of calls', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647);
+    const faults = Array.from({ length: 10_000 }, () => providerFault(0.3, 0.1, random));
+    const errors = faults.filter((f) => f === 'error').length;
+    const timeouts = faults.filter((f) => f === 'timeout').length;
+    expect(errors / 10_000).toBeCloseTo(0.3, 1);
+    expect(timeouts / 10_000).toBeCloseTo(0.1, 1);
   });
 });

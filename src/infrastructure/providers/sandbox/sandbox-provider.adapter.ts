@@ -12,6 +12,7 @@ import {
 } from '../../../domain/employer/unified-records';
 import { isAssisted, ProviderDescriptor } from '../../../domain/providers/provider';
 import { ProviderCatalogue } from '../../../domain/providers/provider-catalogue';
+import { DomainError } from '../../../domain/shared/domain-error';
 import {
   EmployerRef,
   ForwardRequest,
@@ -121,13 +122,36 @@ export class SandboxProviderAdapter implements ProviderPort {
     return new SandboxNativeApi(this.store).handle(ref, request);
   }
 
-  /** The employer exists, and the provider's live latency has passed. */
+  /**
+   * The employer exists, and the provider's live latency has passed; or the call fails the
+   * way a provider's do, when a fault drill asks for it (PROVIDER_FAILURE_RATE/TIMEOUT_RATE).
+   */
   private async reach(ref: EmployerRef): Promise<void> {
     const provider = this.providerOf(ref);
     await this.store.ensureEmployer(ref);
+    const fault = providerFault(this.config.PROVIDER_FAILURE_RATE, this.config.PROVIDER_TIMEOUT_RATE);
+    if (fault === 'timeout') {
+      await sleep(this.config.PROVIDER_TIMEOUT_MS);
+      throw new DomainError('provider_timeout', `${provider.display_name} did not answer within ${this.config.PROVIDER_TIMEOUT_MS} ms`);
+    }
     const latency = liveLatencyMs(provider, this.config.PROVIDER_LATENCY_MS);
     if (latency > 0) await sleep(latency);
+    if (fault === 'error') {
+      throw new DomainError('provider_error', `${provider.display_name} answered with a server error (503 Service Unavailable)`);
+    }
   }
+}
+
+/**
+ * Which fault, if any, a live call meets: `error` with probability failureRate, `timeout` with
+ * probability timeoutRate (together at most certain), none otherwise.
+ */
+export function providerFault(failureRate: number, timeoutRate: number, random: () => number = Math.random): 'error' | 'timeout' | undefined {
+  if (failureRate <= 0 && timeoutRate <= 0) return undefined;
+  const draw = random();
+  if (draw < failureRate) return 'error';
+  if (draw < failureRate + timeoutRate) return 'timeout';
+  return undefined;
 }
 
 /**
