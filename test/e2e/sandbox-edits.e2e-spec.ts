@@ -7,6 +7,7 @@ import { payPeriodOf } from '../../src/infrastructure/providers/sandbox/sandbox-
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, connectEmployer, createApplication } from '../utils/connect';
+import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -500,6 +501,39 @@ describeWithPostgres('sandbox edits', () => {
       expectInvalid(await post('/sandbox/payment', { pay_date: '2025-01-03' }, fresh.token), `must not be before the latest pay run (${latest})`);
       expectInvalid(await post('/sandbox/payment', { start_date: '2026-06-01', end_date: '2026-06-14' }, fresh.token), 'start_date: unknown field');
       expect(await store.payments(ref, '0001-01-01', '9999-12-31')).toEqual(before);
+    });
+  });
+
+  describe('after a sync', () => {
+    async function syncNow(token: string): Promise<void> {
+      const started = await service.request('/jobs/automated', json({ type: 'data_sync_all' }, bearer(token)));
+      expect(started.status).toBe(201);
+      await expectEventually(async () => {
+        const job = await read(`/jobs/automated/${started.body.job_id}`, token);
+        expect(job.body.status).toBe('complete');
+      });
+    }
+
+    it('edits show in employer reads after the next sync, not before', async () => {
+      const fresh = await sandboxEmployer(6);
+      await syncNow(fresh.token);
+      const paymentsBefore = (await read('/employer/payment?start_date=2000-01-01&end_date=2100-01-01', fresh.token)).body;
+
+      expect((await put('/sandbox/company', { legal_name: 'Renamed After Sync LLC' }, fresh.token)).status).toBe(200);
+      const added = await post('/sandbox/directory', [newPerson({ first_name: 'Grace', last_name: 'Hopper' })], fresh.token);
+      expect(added.status).toBe(200);
+      expect((await post('/sandbox/payment', {}, fresh.token)).status).toBe(200);
+
+      // Still the synced copy.
+      expect((await read('/employer/company', fresh.token)).body.legal_name).not.toBe('Renamed After Sync LLC');
+      expect(await directoryIds(fresh.token)).not.toContain(added.body[0].id);
+      expect((await read('/employer/payment?start_date=2000-01-01&end_date=2100-01-01', fresh.token)).body).toEqual(paymentsBefore);
+
+      await syncNow(fresh.token);
+      expect((await read('/employer/company', fresh.token)).body.legal_name).toBe('Renamed After Sync LLC');
+      expect(await directoryIds(fresh.token)).toContain(added.body[0].id);
+      const paymentsAfter = (await read('/employer/payment?start_date=2000-01-01&end_date=2100-01-01', fresh.token)).body;
+      expect(paymentsAfter).toHaveLength(paymentsBefore.length + 1);
     });
   });
 
