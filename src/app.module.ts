@@ -25,6 +25,7 @@ import { SyncModule } from './modules/sync/sync.module';
 import { EmployerModule } from './modules/employer/employer.module';
 import { RulesModule } from './modules/rules/rules.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
+import { BenefitsModule } from './modules/benefits/benefits.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -65,6 +66,7 @@ export class AppModule {
         SyncModule,
         EmployerModule,
         RulesModule,
+        BenefitsModule,
         ...extraModules,
       ],
       providers: [{ provide: APP_GUARD, useClass: ApiVersionGuard }],

@@ -45,6 +45,42 @@ export type SnapshotBatch =
   | { kind: 'payment'; records: PaymentRecord[] }
   | { kind: 'pay_statement'; records: { payment_id: string; pay_date: string; statement: PayStatementRecord }[] };
 
+/** A deduction as the provider runs it (company-wide; `company_contribution` is the match). */
+export interface ProviderBenefit {
+  benefit_id: string;
+  type: string;
+  description: string;
+  frequency: 'every_paycheck' | 'monthly' | 'one_time' | null;
+  company_contribution: { type: 'match'; tiers: { match: number; threshold: number }[] } | null;
+}
+
+/** One individual's configuration of a benefit at the provider (amounts in cents or basis points). */
+export interface ProviderEnrollmentConfiguration {
+  employee_deduction: { type: 'fixed' | 'percent'; amount: number } | null;
+  company_contribution: { type: 'fixed' | 'percent'; amount: number } | null;
+  annual_maximum: number | null;
+  catch_up: boolean;
+  hsa_contribution_limit: 'individual' | 'family' | null;
+}
+
+export interface ProviderEnrollment {
+  benefit_id: string;
+  individual_id: string;
+  /** `YYYY-MM-DD` from which this configuration applies. */
+  effective_date: string;
+  configuration: ProviderEnrollmentConfiguration;
+  /** `YYYY-MM-DD` from which the enrollment no longer applies, or null. */
+  ended_on: string | null;
+}
+
+/** How the provider answered for one individual of an enroll or unenroll call. */
+export interface ProviderIndividualResult {
+  individual_id: string;
+  /** 200 done; 404 the provider has no such individual (a permanent, per-individual error). */
+  code: 200 | 404;
+  message?: string;
+}
+
 /** `POST /forward`: a raw request passed to the provider's own API. */
 export interface ForwardRequest {
   method: string;
@@ -80,6 +116,31 @@ export interface ProviderPort {
   /** Everything, in batches, for a data sync. One live call's latency, however many batches. */
   snapshot(ref: EmployerRef): AsyncIterable<SnapshotBatch>;
   forward(ref: EmployerRef, request: ForwardRequest): Promise<ForwardResponse>;
+
+  /** The deductions the provider runs for the employer, oldest first. */
+  benefits(ref: EmployerRef): Promise<ProviderBenefit[]>;
+  benefit(ref: EmployerRef, benefitId: string): Promise<ProviderBenefit | undefined>;
+  /**
+   * Creates the deduction under the given `benefit_id`. Idempotent: a benefit of that id already
+   * there is answered as it is, so a retried call after a crash creates nothing twice.
+   */
+  createBenefit(ref: EmployerRef, benefit: ProviderBenefit): Promise<ProviderBenefit>;
+  /** Changes the description; undefined for an unknown benefit. */
+  updateBenefit(ref: EmployerRef, benefitId: string, patch: { description: string }): Promise<ProviderBenefit | undefined>;
+  /**
+   * Enrolls (overwrite: one enrollment per benefit and individual, its configuration replaced
+   * from the effective date on). Idempotent. Unknown individuals are answered 404 each; the
+   * others are enrolled. Throws invalid_request for an unknown benefit.
+   */
+  enroll(
+    ref: EmployerRef,
+    benefitId: string,
+    elements: { individual_id: string; effective_date: string; configuration: ProviderEnrollmentConfiguration }[],
+  ): Promise<ProviderIndividualResult[]>;
+  /** Ends the enrollments from `onDate` on. Idempotent; an individual without one is answered 404. */
+  unenroll(ref: EmployerRef, benefitId: string, individualIds: string[], onDate: string): Promise<ProviderIndividualResult[]>;
+  /** Enrollments in force on `onDate`, optionally only of some individuals. */
+  enrollments(ref: EmployerRef, benefitId: string, onDate: string, individualIds?: string[]): Promise<ProviderEnrollment[]>;
 }
 
 export const PROVIDER_PORT = Symbol('ProviderPort');

@@ -3,6 +3,7 @@ import { Connections1795400000000 } from './migrations/1795400000000-connections
 import { SandboxPayroll1795500000000 } from './migrations/1795500000000-sandbox-payroll';
 import { JobsAndSyncs1795600000000 } from './migrations/1795600000000-jobs-and-syncs';
 import { PayStatementItemRules1795700000000 } from './migrations/1795700000000-pay-statement-item-rules';
+import { BenefitsAndEnrollments1795800000000 } from './migrations/1795800000000-benefits-and-enrollments';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   SandboxPayroll1795500000000,
   JobsAndSyncs1795600000000,
   PayStatementItemRules1795700000000,
+  BenefitsAndEnrollments1795800000000,
 ];

@@ -251,6 +251,27 @@ export class FakeProvider implements ProviderPort {
   forward(): Promise<ForwardResponse> {
     throw new Error('not used by syncs');
   }
+  benefits(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  benefit(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  createBenefit(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  updateBenefit(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  enroll(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  unenroll(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  enrollments(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
 }
 
 /** Every synced row of an entity's generation, keyed `kind/record_id`. */

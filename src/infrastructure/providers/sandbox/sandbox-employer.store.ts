@@ -382,6 +382,18 @@ export class SandboxEmployerStore {
     });
   }
 
+  /** Of the given individuals, those whose enrollment in the benefit ends exactly on `onDate`. */
+  async enrollmentsEndedOn(ref: EmployerRef, benefitId: string, individualIds: string[], onDate: string): Promise<string[]> {
+    const ids = uuidsOf(individualIds);
+    if (!UUID.test(benefitId) || ids.length === 0 || !isIsoDate(onDate)) return [];
+    const rows: { individual_id: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT individual_id FROM sandbox_enrollments
+       WHERE entity_id = $1 AND benefit_id = $2 AND individual_id = ANY($3::uuid[]) AND ended_on = $4::date`,
+      [ref.entityId, benefitId, ids, onDate],
+    );
+    return rows.map((r) => r.individual_id);
+  }
+
   /**
    * Runs one pay period for every employee paid by payroll and employed in the period (or the
    * given ones), applying the enrollments in force on the pay date and each employee's

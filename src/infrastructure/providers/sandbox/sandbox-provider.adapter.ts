@@ -19,9 +19,14 @@ import {
   ForwardResponse,
   Page,
   Paged,
+  ProviderBenefit,
+  ProviderEnrollment,
+  ProviderEnrollmentConfiguration,
+  ProviderIndividualResult,
   ProviderPort,
   SnapshotBatch,
 } from '../../../domain/providers/provider-port';
+import { BenefitType } from '../../../domain/payroll/payroll.types';
 import { SandboxEmployerStore } from './sandbox-employer.store';
 import { SandboxNativeApi } from './sandbox-native-api';
 
@@ -122,6 +127,63 @@ export class SandboxProviderAdapter implements ProviderPort {
     return new SandboxNativeApi(this.store).handle(ref, request);
   }
 
+  async benefits(ref: EmployerRef): Promise<ProviderBenefit[]> {
+    await this.reach(ref);
+    return this.store.benefits(ref);
+  }
+
+  async benefit(ref: EmployerRef, benefitId: string): Promise<ProviderBenefit | undefined> {
+    await this.reach(ref);
+    return this.store.benefit(ref, benefitId);
+  }
+
+  async createBenefit(ref: EmployerRef, benefit: ProviderBenefit): Promise<ProviderBenefit> {
+    await this.reach(ref);
+    const existing = await this.store.benefit(ref, benefit.benefit_id);
+    if (existing) return existing;
+    return this.store.addBenefit(ref, { ...benefit, type: benefit.type as BenefitType });
+  }
+
+  async updateBenefit(ref: EmployerRef, benefitId: string, patch: { description: string }): Promise<ProviderBenefit | undefined> {
+    await this.reach(ref);
+    return this.store.updateBenefit(ref, benefitId, patch);
+  }
+
+  async enroll(
+    ref: EmployerRef,
+    benefitId: string,
+    elements: { individual_id: string; effective_date: string; configuration: ProviderEnrollmentConfiguration }[],
+  ): Promise<ProviderIndividualResult[]> {
+    await this.reach(ref);
+    const known = await this.knownIndividuals(ref, elements.map((e) => e.individual_id));
+    const enrollable = elements.filter((e) => known.has(e.individual_id.toLowerCase()));
+    if (enrollable.length > 0) await this.store.enroll(ref, benefitId, enrollable);
+    return elements.map((e) => resultFor(e.individual_id, known));
+  }
+
+  async unenroll(ref: EmployerRef, benefitId: string, individualIds: string[], onDate: string): Promise<ProviderIndividualResult[]> {
+    await this.reach(ref);
+    const ended = new Set(await this.store.unenroll(ref, benefitId, individualIds, onDate));
+    // A retried call finds the enrollment already ended on that date: done, not missing.
+    const endedBefore = await this.store.enrollmentsEndedOn(ref, benefitId, individualIds, onDate);
+    for (const id of endedBefore) ended.add(id);
+    return individualIds.map((id) =>
+      ended.has(id.toLowerCase())
+        ? { individual_id: id, code: 200 }
+        : { individual_id: id, code: 404, message: `Individual ${id} has no enrollment in this benefit` },
+    );
+  }
+
+  async enrollments(ref: EmployerRef, benefitId: string, onDate: string, individualIds?: string[]): Promise<ProviderEnrollment[]> {
+    await this.reach(ref);
+    return this.store.enrollmentsInForce(ref, onDate, { benefitId, individualIds });
+  }
+
+  private async knownIndividuals(ref: EmployerRef, ids: string[]): Promise<Set<string>> {
+    const people = await this.store.people(ref, ids);
+    return new Set(people.map((p) => p.individual.id.toLowerCase()));
+  }
+
   /**
    * The employer exists, and the provider's live latency has passed; or the call fails the
    * way a provider's do, when a fault drill asks for it (PROVIDER_FAILURE_RATE/TIMEOUT_RATE).
@@ -140,6 +202,12 @@ export class SandboxProviderAdapter implements ProviderPort {
       throw new DomainError('provider_error', `${provider.display_name} answered with a server error (503 Service Unavailable)`);
     }
   }
+}
+
+function resultFor(individualId: string, known: Set<string>): ProviderIndividualResult {
+  return known.has(individualId.toLowerCase())
+    ? { individual_id: individualId, code: 200 }
+    : { individual_id: individualId, code: 404, message: `The provider has no individual ${individualId}` };
 }
 
 /**
