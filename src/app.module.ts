@@ -26,6 +26,7 @@ import { EmployerModule } from './modules/employer/employer.module';
 import { RulesModule } from './modules/rules/rules.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { BenefitsModule } from './modules/benefits/benefits.module';
+import { AssistedModule } from './modules/assisted/assisted.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -67,6 +68,7 @@ export class AppModule {
         EmployerModule,
         RulesModule,
         BenefitsModule,
+        AssistedModule,
         ...extraModules,
       ],
       providers: [{ provide: APP_GUARD, useClass: ApiVersionGuard }],
