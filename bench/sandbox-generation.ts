@@ -9,15 +9,12 @@
  * Uses a fresh database on TEST_DATABASE_URL / DATABASE_URL's server (default
  * postgres://postgres@127.0.0.1:5432/postgres) and drops it afterwards.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { runBenchmark, withBenchDatabase, writeBenchResult } from './bench-database';
 import { EmployerRef } from '../src/domain/providers/provider-port';
 import { ProviderCatalogue } from '../src/domain/providers/provider-catalogue';
 import { Clock, SystemClock } from '../src/domain/shared/clock';
-import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 import { SandboxEmployerStore } from '../src/infrastructure/providers/sandbox/sandbox-employer.store';
 
 export interface SandboxGenerationResult {
@@ -83,34 +80,14 @@ export async function measureSandboxGeneration(
 
 async function main(): Promise<void> {
   const employeeSize = Number(process.argv[2] ?? 10_000);
-  const server = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `bench_sandbox_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const dataSource = new DataSource(dataSourceOptions({ url: url.toString(), poolSize: 4 }));
-  try {
-    await dataSource.initialize();
+  await withBenchDatabase('bench_sandbox', async (dataSource) => {
     const result = await measureSandboxGeneration(dataSource, { employeeSize });
     console.log(
       `sandbox generation: ${result.employee_size} employees, ${result.payments} payments, ${result.pay_statements} statements ` +
         `in ${result.seconds} s; peak RSS ${result.peak_rss_mb} MB`,
     );
-    const folder = join(__dirname, 'results');
-    mkdirSync(folder, { recursive: true });
-    writeFileSync(join(folder, 'sandbox-generation.json'), `${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
-}
-
-if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
+    writeBenchResult('sandbox-generation', result);
   });
 }
+
+if (require.main === module) runBenchmark(main);

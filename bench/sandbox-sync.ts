@@ -10,17 +10,14 @@
  * Uses a fresh database on TEST_DATABASE_URL / DATABASE_URL's server (default
  * postgres://postgres@127.0.0.1:5432/postgres) and drops it afterwards.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { runBenchmark, withBenchDatabase, writeBenchResult } from './bench-database';
 import { loadConfig } from '../src/config/app-config';
 import { DATA_SYNC_ALL, DEFAULT_RETRY_POLICY } from '../src/domain/jobs/job';
 import { ProviderCatalogue } from '../src/domain/providers/provider-catalogue';
 import { EmployerRef } from '../src/domain/providers/provider-port';
 import { Clock, SystemClock } from '../src/domain/shared/clock';
-import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 import { ConnectionsRepository } from '../src/infrastructure/database/repositories/connections.repository';
 import { EmployerDataRepository } from '../src/infrastructure/database/repositories/employer-data.repository';
 import { SandboxEmployerStore } from '../src/infrastructure/providers/sandbox/sandbox-employer.store';
@@ -154,31 +151,11 @@ export function describeSandboxSync(result: SandboxSyncResult): string {
 
 async function main(): Promise<void> {
   const employeeSize = Number(process.argv[2] ?? 10_000);
-  const server = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `bench_sync_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const dataSource = new DataSource(dataSourceOptions({ url: url.toString(), poolSize: 4 }));
-  try {
-    await dataSource.initialize();
+  await withBenchDatabase('bench_sync', async (dataSource) => {
     const result = await measureSandboxSync(dataSource, { employeeSize });
     console.log(describeSandboxSync(result));
-    const folder = join(__dirname, 'results');
-    mkdirSync(folder, { recursive: true });
-    writeFileSync(join(folder, 'sandbox-sync.json'), `${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
-}
-
-if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
+    writeBenchResult('sandbox-sync', result);
   });
 }
+
+if (require.main === module) runBenchmark(main);

@@ -81,6 +81,19 @@ export interface DirectoryEntry {
   is_active: boolean;
 }
 
+/** The directory entry of a person: a projection of their employment record. */
+export function directoryEntryOf(employment: EmploymentRecord): DirectoryEntry {
+  return {
+    id: employment.id,
+    first_name: employment.first_name,
+    middle_name: employment.middle_name,
+    last_name: employment.last_name,
+    manager: employment.manager,
+    department: employment.department,
+    is_active: employment.is_active,
+  };
+}
+
 export interface Money {
   amount: number;
   currency: string;

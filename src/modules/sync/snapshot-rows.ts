@@ -1,20 +1,7 @@
 import { payStatementItemKey, payStatementItemsOf } from '../../domain/employer/pay-statement-items';
-import { DirectoryEntry, EmploymentRecord } from '../../domain/employer/unified-records';
+import { directoryEntryOf } from '../../domain/employer/unified-records';
 import { SnapshotBatch } from '../../domain/providers/provider-port';
 import { EmployerDataRow } from '../../infrastructure/database/repositories/employer-data.repository';
-
-/** The directory entry of a person, from their employment (the snapshot carries no directory of its own). */
-export function directoryEntryOf(employment: EmploymentRecord): DirectoryEntry {
-  return {
-    id: employment.id,
-    first_name: employment.first_name,
-    middle_name: employment.middle_name,
-    last_name: employment.last_name,
-    manager: employment.manager,
-    department: employment.department,
-    is_active: employment.is_active,
-  };
-}
 
 /**
  * Turns a provider's snapshot, batch by batch, into `employer_data` rows (layout in

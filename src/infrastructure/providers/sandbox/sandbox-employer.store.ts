@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import {
   CompanyRecord,
   DirectoryEntry,
+  directoryEntryOf,
   EmploymentRecord,
   IndividualRecord,
   PayGroupRecord,
@@ -752,18 +753,6 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
 
 function personOf(row: PersonRow): SandboxPerson {
   return { individual: row.individual, employment: row.employment, paymentMethod: row.payment_method };
-}
-
-function directoryEntryOf(employment: EmploymentRecord): DirectoryEntry {
-  return {
-    id: employment.id,
-    first_name: employment.first_name,
-    middle_name: employment.middle_name,
-    last_name: employment.last_name,
-    manager: employment.manager,
-    department: employment.department,
-    is_active: employment.is_active,
-  };
 }
 
 async function readPeoplePage(
