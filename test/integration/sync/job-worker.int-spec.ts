@@ -209,10 +209,11 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
     };
     const job = await enqueue();
     start(registryWith(handler), { leaseMs: 1_000 });
+    await expectEventually(async () => expect((await state(job.id)).status).toBe('in_progress'));
+    expect(handler.runs).toHaveLength(1);
+    // The other worker starts once the job is leased, so only renewal can keep it away.
     const other = new ScriptedHandler(type);
     start(registryWith(other), { leaseMs: 1_000 });
-
-    await expectEventually(async () => expect((await state(job.id)).status).toBe('in_progress'));
     const first = (await state(job.id)).leased_until!.getTime();
     // Renewed twice: the lease now ends well past its first end, while the other worker polls.
     let renewed = first;
