@@ -19,6 +19,7 @@ export function setupApiDocs(app: NestFastifyApplication, version: string): void
       .setVersion(version)
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access token from POST /auth/token' }, 'access-token')
       .addBasicAuth({ type: 'http', scheme: 'basic', description: 'client_id:client_secret' }, 'client-credentials')
+      .addBasicAuth({ type: 'http', scheme: 'basic', description: 'OPS_USERNAME:OPS_PASSWORD (the ops task API)' }, 'ops')
       .build(),
   );
   SwaggerModule.setup(DOCS_PATH, app, document, {

@@ -140,7 +140,7 @@ export class JobsRepository {
   // ---- used by workers ----
 
   /**
-   * Leases up to `limit` jobs of the given types that are due (pending, scheduled by `now`) or
+   * Leases up to `limit` automated or internal jobs of the given types that are due (pending, scheduled by `now`) or
    * whose worker's lease ran out (a crashed worker's job). SKIP LOCKED lets workers of several
    * instances lease at once without waiting on, or taking, each other's rows.
    */
@@ -152,6 +152,9 @@ export class JobsRepository {
        WHERE id IN (
          SELECT id FROM jobs
          WHERE type = ANY($4::text[])
+           -- Manual jobs are done by people (Assisted providers' ops tasks), never by a worker,
+           -- though they share benefit job types with automated ones.
+           AND kind <> 'manual'
            AND ((status = 'pending' AND scheduled_at <= $3) OR (status = 'in_progress' AND leased_until < now()))
          ORDER BY scheduled_at, seq
          LIMIT $5

@@ -1,0 +1,62 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppConfig } from '../../config/app-config';
+import { OpsCredentials, resolveOpsCredentials } from '../../config/ops-credentials';
+import { DomainError } from '../../domain/shared/domain-error';
+
+type OpsRequest = FastifyRequest & { opsUser?: string };
+
+const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+/** Equal-length digests compared in constant time: neither content nor length leaks through timing. */
+const sameSecret = (given: string, expected: string) => timingSafeEqual(sha256(given), sha256(expected));
+
+/**
+ * The ops API's own credentials: HTTP Basic with OPS_USERNAME/OPS_PASSWORD. Nothing else is
+ * accepted here, an employer's bearer token least of all.
+ */
+@Injectable()
+export class OpsCredentialsGuard implements CanActivate {
+  private credentials: OpsCredentials | undefined;
+
+  constructor(private readonly config: AppConfig) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const http = context.switchToHttp();
+    const request = http.getRequest<OpsRequest>();
+    const given = basicCredentialsOf(request.headers.authorization);
+    // Resolved on first use: on the embedded default this may generate and store the password.
+    this.credentials ??= resolveOpsCredentials(this.config);
+    // Both halves are always compared, so a right username takes no longer to refuse than a wrong one.
+    const userMatches = given !== undefined && sameSecret(given.username, this.credentials.username);
+    const passwordMatches = given !== undefined && sameSecret(given.password, this.credentials.password);
+    if (!userMatches || !passwordMatches) {
+      void http.getResponse<FastifyReply>().header('www-authenticate', 'Basic realm="ops", charset="UTF-8"');
+      throw new DomainError(
+        'authentication_error',
+        given === undefined
+          ? 'The ops API needs the ops credentials: Authorization: Basic <ops username:password>'
+          : 'The ops credentials are not valid',
+        { serviceCode: given === undefined ? 'missing_ops_credentials' : 'invalid_ops_credentials' },
+      );
+    }
+    request.opsUser = given!.username;
+    return true;
+  }
+}
+
+function basicCredentialsOf(header: string | undefined): { username: string; password: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]{1,1024})\s*$/i.exec(header ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** The ops username the guard authenticated (recorded as `resolved_by`). */
+export const OpsUser = createParamDecorator((_: unknown, context: ExecutionContext): string => {
+  const user = context.switchToHttp().getRequest<OpsRequest>().opsUser;
+  if (user === undefined) throw new Error('OpsUser used on an operation without OpsCredentialsGuard');
+  return user;
+});

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { OpsTask } from '../../domain/assisted/ops-task';
+import { BenefitEnrollParams } from '../../domain/benefits/benefit-job-params';
+import { utcDateOf } from '../../domain/calendar/business-days';
+import { Clock, CLOCK } from '../../domain/shared/clock';
+import { DomainError, notFound } from '../../domain/shared/domain-error';
+import { BenefitEventsWriter } from '../benefits/benefit-events.writer';
+import { EnrollmentsRepository } from '../enrollments/enrollments.repository';
+import { JobSignal } from '../jobs/job-signal';
+import { JobsRepository } from '../jobs/jobs.repository';
+import { ASSISTED_APPLY } from './assisted-apply.handler';
+import { ManualJobsRepository } from './manual-jobs.repository';
+import { OpsTaskFilter, OpsTasksRepository } from './ops-tasks.repository';
+
+/**
+ * The ops team's side of Assisted work: list, read, complete and fail tasks. Completing hands
+ * the change to an `assisted_apply` job (provider calls never run inside an HTTP request);
+ * failing ends the manual job at once.
+ */
+@Injectable()
+export class OpsTasksService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly tasks: OpsTasksRepository,
+    private readonly manualJobs: ManualJobsRepository,
+    private readonly jobs: JobsRepository,
+    private readonly enrollments: EnrollmentsRepository,
+    private readonly events: BenefitEventsWriter,
+    private readonly signal: JobSignal,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  today(): string {
+    return utcDateOf(this.clock.now());
+  }
+
+  list(filter: Omit<OpsTaskFilter, 'today'>, page: { limit: number; offset: number }) {
+    return this.tasks.list({ ...filter, today: this.today() }, page);
+  }
+
+  async get(id: string): Promise<OpsTask> {
+    const task = await this.tasks.find(id);
+    if (!task) throw taskNotFound(id);
+    return task;
+  }
+
+  /**
+   * Marks the task completed, the manual job in progress, and enqueues the job that applies the
+   * change to the payroll system, in one transaction: a task is completed once, and its change
+   * cannot be lost between the two.
+   */
+  async complete(id: string, note: string | null, resolvedBy: string): Promise<OpsTask> {
+    const now = this.clock.now();
+    const task = await this.dataSource.transaction(async (manager) => {
+      const resolved = await this.resolveOrExplain(id, { status: 'completed', note, resolvedBy, resolvedAt: now }, manager);
+      await this.manualJobs.markInProgress(resolved.jobId, now, manager);
+      await this.jobs.insert(
+        {
+          id: randomUUID(),
+          connectionId: resolved.connectionId,
+          entityId: resolved.entityId,
+          kind: 'internal',
+          type: ASSISTED_APPLY,
+          params: { task_id: resolved.id },
+          createdAt: now,
+        },
+        manager,
+      );
+      return resolved;
+    });
+    this.signal.nudge();
+    return task;
+  }
+
+  /** Marks the task failed and its manual job `error` with the note, at once. */
+  async fail(id: string, note: string, resolvedBy: string): Promise<OpsTask> {
+    const now = this.clock.now();
+    return this.dataSource.transaction(async (manager) => {
+      const task = await this.resolveOrExplain(id, { status: 'failed', note, resolvedBy, resolvedAt: now }, manager);
+      const benefitId = String(task.payload.benefit_id);
+      if (task.type === 'benefit_enroll') {
+        // The requested enrollments will not happen: their rows say so (unless a newer request took them over).
+        const { groups } = task.payload as unknown as BenefitEnrollParams;
+        const refused = groups.flatMap((g) => g.items.map((i) => ({ individual_id: i.individual_id, code: 422, message: note })));
+        await this.enrollments.lockBenefit(benefitId, manager);
+        await this.enrollments.recordEnrolled(benefitId, task.jobId, refused, now, manager);
+      }
+      await this.manualJobs.finish(task.jobId, 'error', { benefit_id: benefitId, note, error: note }, now, manager);
+      await this.events.record(manager, [
+        {
+          type: 'OpsTaskFailed',
+          connectionId: task.connectionId,
+          entityId: task.entityId,
+          data: { task_id: task.id, job_id: task.jobId, type: task.type, benefit_id: benefitId, note, resolved_by: resolvedBy },
+        },
+      ]);
+      return task;
+    });
+  }
+
+  private async resolveOrExplain(id: string, resolution: Parameters<OpsTasksRepository['resolve']>[1], manager: EntityManager) {
+    const resolved = await this.tasks.resolve(id, resolution, manager);
+    if (resolved) return resolved;
+    const existing = await this.tasks.find(id, manager);
+    if (!existing) throw taskNotFound(id);
+    throw new DomainError('conflict_error', `Task ${id} is already ${existing.status}`, { serviceCode: 'task_already_resolved' });
+  }
+}
+
+const taskNotFound = (id: string) => notFound(`No ops task ${id}`, 'task_not_found');
