@@ -1,15 +1,33 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AssistedModule } from '../assisted/assisted.module';
 import { AuthModule } from '../auth/auth.module';
+import { JobHandlerRegistry } from '../jobs/job-handler';
+import { JobsModule } from '../jobs/jobs.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { BenefitEventsWriter } from './benefit-events.writer';
+import { BenefitsController } from './benefits.controller';
 import { BenefitsLookup } from './benefits-lookup.service';
 import { BenefitsRepository } from './benefits.repository';
+import { BenefitsService } from './benefits.service';
+import { BenefitCreateHandler } from './jobs/benefit-create.handler';
+import { BenefitUpdateHandler } from './jobs/benefit-update.handler';
 
 /** Deductions: create, register, read, update, meta; the benefit job handlers. */
 @Module({
-  imports: [AuthModule, ProvidersModule],
-  controllers: [],
-  providers: [BenefitsRepository, BenefitsLookup, BenefitEventsWriter],
+  imports: [AuthModule, ProvidersModule, JobsModule, AssistedModule],
+  controllers: [BenefitsController],
+  providers: [BenefitsRepository, BenefitsLookup, BenefitEventsWriter, BenefitsService, BenefitCreateHandler, BenefitUpdateHandler],
   exports: [BenefitsRepository, BenefitsLookup, BenefitEventsWriter],
 })
-export class BenefitsModule {}
+export class BenefitsModule implements OnModuleInit {
+  constructor(
+    private readonly registry: JobHandlerRegistry,
+    private readonly createHandler: BenefitCreateHandler,
+    private readonly updateHandler: BenefitUpdateHandler,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.register(this.createHandler);
+    this.registry.register(this.updateHandler);
+  }
+}

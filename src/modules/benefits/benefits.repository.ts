@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Benefit } from '../../domain/benefits/benefit';
+import { KnownBenefit } from '../../domain/benefits/benefit-visibility';
+import { JobStatus } from '../../domain/jobs/job';
 
 interface BenefitRow {
   id: string;
@@ -17,6 +19,10 @@ interface BenefitRow {
 }
 
 const COLUMNS = `id, connection_id, entity_id, type, description, frequency, company_contribution, origin, job_id, created_at, updated_at`;
+const prefixed = (alias: string) =>
+  COLUMNS.split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The `benefits` table: the deductions the service knows per entity. */
@@ -78,6 +84,57 @@ export class BenefitsRepository {
     const existing = await this.findByDedupeKey(benefit, manager);
     if (!existing) throw new Error(`benefit ${benefit.id} conflicted with a row that is gone`);
     return { benefit: existing, created: false };
+  }
+
+  /** The entity's benefits with the status of the job that created or registered each, oldest first. */
+  async listKnownOfEntity(entityId: string, manager: EntityManager = this.dataSource.manager): Promise<KnownBenefit[]> {
+    const rows: (BenefitRow & { creation_status: JobStatus | null })[] = await manager.query(
+      `SELECT ${prefixed('b')}, j.status AS creation_status
+       FROM benefits b LEFT JOIN jobs j ON j.id = b.job_id
+       WHERE b.entity_id = $1 ORDER BY b.created_at, b.id`,
+      [entityId],
+    );
+    return rows.map((row) => ({ benefit: benefitOf(row), creationStatus: row.creation_status }));
+  }
+
+  /** One benefit of the entity with its creation job's status, optionally locked for the caller's transaction. */
+  async findKnownOfEntity(
+    entityId: string,
+    id: string,
+    manager: EntityManager = this.dataSource.manager,
+    { lock = false } = {},
+  ): Promise<KnownBenefit | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const rows: (BenefitRow & { creation_status: JobStatus | null })[] = await manager.query(
+      `SELECT ${prefixed('b')}, j.status AS creation_status
+       FROM benefits b LEFT JOIN jobs j ON j.id = b.job_id
+       WHERE b.entity_id = $1 AND b.id = $2 ${lock ? 'FOR UPDATE OF b' : ''}`,
+      [entityId, id],
+    );
+    return rows[0] && { benefit: benefitOf(rows[0]), creationStatus: rows[0].creation_status };
+  }
+
+  /** Points the benefit at the job that creates (or re-creates) it. */
+  async setJob(id: string, jobId: string, at: Date, manager: EntityManager): Promise<void> {
+    await manager.query(`UPDATE benefits SET job_id = $2, updated_at = $3 WHERE id = $1`, [id, jobId, at]);
+  }
+
+  /**
+   * Sets the description unless another benefit of the entity already holds the resulting
+   * dedupe key (then nothing changes, rather than failing the caller's transaction); true when set.
+   */
+  async updateDescriptionUnlessTaken(id: string, description: string, at: Date, manager: EntityManager): Promise<boolean> {
+    const result = await manager.query(
+      `UPDATE benefits b SET description = $2, updated_at = $3
+       WHERE b.id = $1 AND NOT EXISTS (
+         SELECT 1 FROM benefits o
+         WHERE o.entity_id = b.entity_id AND o.type = b.type AND coalesce(o.frequency, '') = coalesce(b.frequency, '')
+           AND o.description = $2 AND o.id <> b.id)
+       RETURNING b.id`,
+      [id, description, at],
+    );
+    // UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver.
+    return Array.isArray(result) && result[1] === 1;
   }
 
   async updateDescription(id: string, description: string, at: Date, manager: EntityManager): Promise<void> {

@@ -1,0 +1,36 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BenefitCreateParams } from '../../../domain/benefits/benefit-job-params';
+import { Job } from '../../../domain/jobs/job';
+import { PROVIDER_PORT, ProviderPort } from '../../../domain/providers/provider-port';
+import { ConnectionsRepository } from '../../../infrastructure/database/repositories/connections.repository';
+import { JobHandler, JobOutcome } from '../../jobs/job-handler';
+import { benefitJobTarget } from './benefit-job-target';
+
+/**
+ * `benefit_create` on an Automated provider: creates the deduction at the provider under the
+ * service's benefit_id. The provider's create is idempotent on that id, so a run retried after
+ * a crash or a provider failure never creates it twice.
+ */
+@Injectable()
+export class BenefitCreateHandler implements JobHandler {
+  readonly type = 'benefit_create';
+
+  constructor(
+    private readonly connections: ConnectionsRepository,
+    @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
+  ) {}
+
+  async run(job: Job): Promise<JobOutcome> {
+    const target = await benefitJobTarget(this.connections, job);
+    if ('outcome' in target) return target.outcome;
+    const params = job.params as unknown as BenefitCreateParams;
+    const created = await this.provider.createBenefit(target.ref, {
+      benefit_id: params.benefit_id,
+      type: params.type,
+      description: params.description,
+      frequency: params.frequency,
+      company_contribution: params.company_contribution,
+    });
+    return { status: 'complete', result: { benefit_id: created.benefit_id } };
+  }
+}
