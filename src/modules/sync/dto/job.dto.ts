@@ -67,7 +67,15 @@ export class AutomatedJobResponse {
   @ApiProperty({ format: 'date-time' }) scheduled_at: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) started_at: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) completed_at: string | null;
+  @ApiPropertyOptional({
+    description: 'Enrollment jobs (benefit_enroll, benefit_unenroll) only: [{individual_id, code, message?}] of the groups processed so far',
+    type: [Object],
+  })
+  body?: { individual_id: string; code: number; message?: string }[];
 }
+
+/** Job types whose view carries per-individual results in `body`. */
+const PER_INDIVIDUAL_JOB_TYPES = new Set(['benefit_enroll', 'benefit_unenroll']);
 
 export const jobUrlOf = (baseUrl: string, jobId: string) => `${baseUrl}/jobs/automated/${jobId}`;
 
@@ -92,6 +100,9 @@ export function automatedJobView(job: Job, baseUrl: string): AutomatedJobRespons
     scheduled_at: job.scheduledAt.toISOString(),
     started_at: job.startedAt?.toISOString() ?? null,
     completed_at: job.completedAt?.toISOString() ?? null,
+    ...(PER_INDIVIDUAL_JOB_TYPES.has(job.type) && {
+      body: Array.isArray(job.result?.body) ? (job.result.body as AutomatedJobResponse['body']) : [],
+    }),
   };
 }
 
