@@ -1,0 +1,111 @@
+import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { catchError, defer, from, mergeMap, Observable, of, switchMap } from 'rxjs';
+import { toErrorResponse } from '../error-response';
+import {
+  APPLICATION_CREDENTIALS_VERIFIER,
+  ApplicationCredentialsVerifier,
+  IdempotencyCaller,
+  idempotencyCallerOf,
+} from './idempotency-caller';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  idempotencyKeyInUse,
+  idempotencyKeyOf,
+  idempotencyKeyReused,
+  isStoredAnswer,
+  requestFingerprint,
+} from './idempotency-key';
+import { IdempotencyStore, StoredAnswer } from './idempotency.store';
+
+/**
+ * `Idempotency-Key` on every JSON POST (DECISIONS.md "Idempotency"): the same key and request
+ * within 24 h get the first answer again, marked `Idempotent-Replayed: true`; the same key with
+ * another request is 409. Runs after the guards (so bearer callers are known) and around the
+ * pipes and the handler (so validation errors are answers like any other).
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Idempotency');
+
+  constructor(
+    private readonly store: IdempotencyStore,
+    @Inject(APPLICATION_CREDENTIALS_VERIFIER) private readonly verifier: ApplicationCredentialsVerifier,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    if (request.method !== 'POST' || !speaksJson(request)) return next.handle();
+    const key = idempotencyKeyOf(request.headers[IDEMPOTENCY_KEY_HEADER]);
+    if (key === undefined) return next.handle();
+    const caller = idempotencyCallerOf(request, this.verifier);
+    if (!caller) return next.handle();
+    return defer(() => this.begin(caller, key, request, reply, next)).pipe(switchMap((answer$) => answer$));
+  }
+
+  private async begin(
+    caller: IdempotencyCaller,
+    key: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    next: CallHandler,
+  ): Promise<Observable<unknown>> {
+    // Unproven credentials leave the key unused: the route itself refuses them.
+    if (!(await caller.verify())) return next.handle();
+    const requestHash = requestFingerprint(request.method, request.url, request.body);
+    const claim = await this.store.claim(caller.scope, key, requestHash);
+    if (claim.kind !== 'claimed') {
+      if (claim.requestHash !== requestHash) throw idempotencyKeyReused();
+      if (claim.kind === 'in_flight') throw idempotencyKeyInUse();
+      void reply.status(claim.answer.statusCode).header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      return of(claim.answer.body === null ? undefined : JSON.parse(claim.answer.body));
+    }
+    const { attempt } = claim;
+    return next.handle().pipe(
+      mergeMap((body) => from(this.finish(caller.scope, key, attempt, reply, body))),
+      catchError((error: unknown) => from(this.fail(caller.scope, key, attempt, error))),
+    );
+  }
+
+  private async finish(scope: string, key: string, attempt: string, reply: FastifyReply, body: unknown): Promise<unknown> {
+    try {
+      // A handler that wrote the reply itself left nothing here to keep.
+      if (reply.sent || !isStoredAnswer(reply.statusCode)) await this.store.release(scope, key, attempt);
+      else await this.store.complete(scope, key, attempt, { statusCode: reply.statusCode, body: serialized(body) });
+    } catch (error) {
+      // The work is done and its answer is due; failing it now would invite a second run. The
+      // key stays in flight until IN_FLIGHT_TIMEOUT_MS, then a retry may run again.
+      this.logger.error({ err: error, scope }, 'could not record an Idempotency-Key answer');
+    }
+    return body;
+  }
+
+  /** The answer the global error filter is about to send, from the same mapping it uses. */
+  private async fail(scope: string, key: string, attempt: string, error: unknown): Promise<never> {
+    const response = toErrorResponse(error);
+    try {
+      if (isStoredAnswer(response.status)) {
+        await this.store.complete(scope, key, attempt, { statusCode: response.status, body: JSON.stringify(response.body) });
+      } else {
+        await this.store.release(scope, key, attempt);
+      }
+    } catch (storeError) {
+      // The request's own error is the one to report; an unrecorded key only means a retry runs again.
+      this.logger.error({ err: storeError, scope }, 'could not record an Idempotency-Key answer');
+    }
+    throw error;
+  }
+}
+
+/** The JSON API only: the connect page's form posts answer with HTML and are not replayed. */
+function speaksJson(request: FastifyRequest): boolean {
+  const type = request.headers['content-type'];
+  return type === undefined || /^application\/json\b/i.test(type);
+}
+
+function serialized(body: unknown): StoredAnswer['body'] {
+  return body === undefined ? null : JSON.stringify(body);
+}

@@ -1,0 +1,381 @@
+import { Controller, HttpCode, Module, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DataSource } from 'typeorm';
+import { ManualClock } from '../../src/domain/shared/clock';
+import { DomainError } from '../../src/domain/shared/domain-error';
+import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { RequiresAccessToken } from '../../src/modules/auth/access-token.guard';
+import { describeWithPostgres } from '../setup/test-env';
+import { basic, bearer, createApplication } from '../utils/connect';
+import { expectEventually } from '../utils/expect-eventually';
+import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
+
+const RULES = '/employer/pay-statement-item/rule';
+const DAY_MS = 24 * 60 * 60 * 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const rule = (gl = '4010') => ({
+  conditions: [{ field: 'type', operator: 'equals', value: '401k' }],
+  attributes: { metadata: { gl_code: gl, plan: { provider: 'Acme 401(k)', match: true } } },
+});
+const person = (first = 'Ada') => ({
+  first_name: first,
+  last_name: 'Lovelace',
+  dob: '1985-12-10',
+  title: 'Analyst',
+  income: { unit: 'yearly', amount: 9_000_000 },
+});
+
+/** Routes whose failures the real API cannot produce on demand: 5xx, then success. */
+let flakyRuns = 0;
+let providerRuns = 0;
+@Controller('idempotency-probe')
+@RequiresAccessToken()
+class ProbeController {
+  @Post('crash-once')
+  @HttpCode(201)
+  crashOnce() {
+    flakyRuns += 1;
+    if (flakyRuns === 1) throw new Error('the database went away');
+    return { run: flakyRuns };
+  }
+
+  @Post('provider-down-once')
+  providerDownOnce() {
+    providerRuns += 1;
+    if (providerRuns === 1) throw new DomainError('provider_error', 'The payroll provider answered 503');
+    return { run: providerRuns };
+  }
+
+  @Post('accepted')
+  accepted(@Res({ passthrough: true }) reply: FastifyReply) {
+    void reply.status(202);
+    return { accepted_at: Date.now(), random: Math.random() };
+  }
+}
+
+@Module({ controllers: [ProbeController] })
+class ProbeModule {}
+
+describeWithPostgres('Idempotency-Key on POST', () => {
+  let service: TestService;
+  let app: IssuedCredentials;
+  let otherApp: IssuedCredentials;
+  let dataSource: DataSource;
+  const clock = new ManualClock('2026-06-01T12:00:00Z');
+  let n = 0;
+  const freshKey = () => `key-${Date.now()}-${++n}`;
+
+  beforeAll(async () => {
+    service = await startTestService({ clock, extraModules: [ProbeModule] });
+    app = await createApplication(service);
+    otherApp = await createApplication(service);
+    dataSource = service.app.get(DataSource);
+  });
+  afterAll(() => service?.close());
+
+  interface Employer {
+    token: string;
+    connectionId: string;
+    entityId: string;
+  }
+
+  async function sandboxEmployer(credentials = app): Promise<Employer> {
+    const res = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 3 }, basic(credentials)));
+    if (res.status !== 200) throw new Error(`sandbox connection failed: ${res.text}`);
+    return { token: res.body.access_token, connectionId: res.body.connection_id, entityId: res.body.entity_id };
+  }
+
+  const post = (path: string, body: unknown, token: string, key?: string, extra: Record<string, string> = {}) =>
+    service.request(path, json(body, { ...bearer(token), ...(key === undefined ? {} : { 'idempotency-key': key }), ...extra }));
+
+  const count = async (sql: string, params: unknown[]) => Number((await dataSource.query(sql, params))[0].n);
+  const rulesOf = (e: Employer) => count(`SELECT count(*) AS n FROM pay_statement_item_rules WHERE connection_id = $1`, [e.connectionId]);
+  /** The sandbox directory's size, read live (which also generates the employer on first use). */
+  const individualsOf = async (e: Employer) => {
+    const res = await service.request('/employer/directory', { headers: bearer(e.token) });
+    expect(res.status).toBe(200);
+    return res.body.individuals.length as number;
+  };
+
+  function expectReplayOf(replay: TestResponse, first: TestResponse) {
+    expect(replay.status).toBe(first.status);
+    expect(replay.text).toBe(first.text);
+    expect(replay.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+  }
+
+  describe('the same key and request', () => {
+    it('returns the first answer (201, same rule id) and creates nothing more', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const first = await post(RULES, rule(), employer.token, key);
+      expect(first.status).toBe(201);
+      expect(first.body.id).toMatch(UUID);
+      const again = await post(RULES, rule(), employer.token, key);
+      expectReplayOf(again, first);
+      expect(await rulesOf(employer)).toBe(1);
+    });
+
+    it('treats the body as JSON: key order and whitespace do not make another request', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const first = await post(RULES, rule(), employer.token, key);
+      const { conditions, attributes } = rule();
+      const reordered = await service.request(
+        RULES,
+        json(JSON.stringify({ attributes, conditions }, null, 2), { ...bearer(employer.token), 'idempotency-key': key }),
+      );
+      expectReplayOf(reordered, first);
+      expect(await rulesOf(employer)).toBe(1);
+    });
+
+    it('replays a status the handler chose itself (reply.status(202))', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const first = await post('/idempotency-probe/accepted', {}, employer.token, key);
+      expect(first.status).toBe(202);
+      const again = await post('/idempotency-probe/accepted', {}, employer.token, key);
+      expectReplayOf(again, first);
+    });
+
+    it('replays POST /jobs/automated: the same job_id, one job', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const first = await post('/jobs/automated', { type: 'data_sync_all' }, employer.token, key);
+      expect(first.status).toBe(201);
+      await expectEventually(async () => {
+        const job = await service.request(`/jobs/automated/${first.body.job_id}`, { headers: bearer(employer.token) });
+        expect(job.body.status).toBe('complete');
+      });
+      const again = await post('/jobs/automated', { type: 'data_sync_all' }, employer.token, key);
+      expectReplayOf(again, first);
+      expect(again.body.job_id).toBe(first.body.job_id);
+      expect(await count(`SELECT count(*) AS n FROM jobs WHERE connection_id = $1`, [employer.connectionId])).toBe(1);
+      // Without the key the same request is a new one.
+      const fresh = await post('/jobs/automated', { type: 'data_sync_all' }, employer.token);
+      expect(fresh.body.job_id).not.toBe(first.body.job_id);
+    });
+
+    it('replays a 4xx answer; the key stays spent for other bodies', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const first = await post('/sandbox/directory', { individuals: [person()] }, employer.token, key);
+      expect(first.status).toBe(400);
+      expect(first.body).toMatchObject({ name: 'bad_request_error', service_code: 'malformed_request' });
+      const again = await post('/sandbox/directory', { individuals: [person()] }, employer.token, key);
+      expectReplayOf(again, first);
+      const corrected = await post('/sandbox/directory', [person()], employer.token, key);
+      expect(corrected.status).toBe(409);
+      expect(corrected.body.service_code).toBe('idempotency_key_reused');
+      expect(await individualsOf(employer)).toBe(3);
+    });
+
+    it('lets two concurrent requests have one effect; the other is replayed or told the key is in use', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const answers = await Promise.all(Array.from({ length: 4 }, () => post('/sandbox/directory', [person('Grace')], employer.token, key)));
+      const firsts = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+      expect(firsts).toHaveLength(1);
+      for (const other of answers.filter((a) => a !== firsts[0])) {
+        if (other.status === 409) expect(other.body).toMatchObject({ code: 409, name: 'conflict_error', service_code: 'idempotency_key_in_use' });
+        else expectReplayOf(other, firsts[0]);
+      }
+      expect(await individualsOf(employer)).toBe(4);
+      // Once it has finished, the key replays.
+      expectReplayOf(await post('/sandbox/directory', [person('Grace')], employer.token, key), firsts[0]);
+    });
+  });
+
+  describe('benefit writes', () => {
+    it('answers a repeated create and enrollment with the same job_id and starts no second job', async () => {
+      const employer = await sandboxEmployer();
+      const jobsOf = () => count(`SELECT count(*) AS n FROM jobs WHERE connection_id = $1`, [employer.connectionId]);
+      const benefit = { type: '401k', description: 'Retirement plan', frequency: 'every_paycheck' };
+      const createKey = freshKey();
+      const created = await post('/employer/benefits', benefit, employer.token, createKey);
+      expect(created.status).toBe(200);
+      expect(created.body.job_id).toMatch(UUID);
+      const jobsAfterCreate = await jobsOf();
+      const createdAgain = await post('/employer/benefits', benefit, employer.token, createKey);
+      expectReplayOf(createdAgain, created);
+      expect(createdAgain.body).toEqual(created.body);
+      expect(await jobsOf()).toBe(jobsAfterCreate);
+
+      const directory = await service.request('/employer/directory', { headers: bearer(employer.token) });
+      const enrollment = [
+        { individual_id: directory.body.individuals[0].id, configuration: { employee_deduction: { type: 'percent', amount: 500 } } },
+      ];
+      const enrollKey = freshKey();
+      const path = `/employer/benefits/${created.body.benefit_id}/individuals`;
+      const enrolled = await post(path, enrollment, employer.token, enrollKey);
+      expect(enrolled.status).toBe(200);
+      expect(enrolled.body.job_id).toMatch(UUID);
+      const jobsAfterEnroll = await jobsOf();
+      const enrolledAgain = await post(path, enrollment, employer.token, enrollKey);
+      expectReplayOf(enrolledAgain, enrolled);
+      expect(enrolledAgain.body.job_id).toBe(enrolled.body.job_id);
+      expect(await jobsOf()).toBe(jobsAfterEnroll);
+
+      const changed = await post(path, [{ ...enrollment[0], configuration: { employee_deduction: { type: 'percent', amount: 600 } } }], employer.token, enrollKey);
+      expect(changed.status).toBe(409);
+      expect(changed.body.service_code).toBe('idempotency_key_reused');
+    });
+  });
+
+  describe('the same key with another request', () => {
+    it('is 409 conflict_error / idempotency_key_reused, for another body, path or query', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      expect((await post(RULES, rule('4010'), employer.token, key)).status).toBe(201);
+      const others = [
+        await post(RULES, rule('4020'), employer.token, key),
+        await post('/sandbox/directory', [person()], employer.token, key),
+        await post(`${RULES}?entity_ids=${employer.entityId}`, rule('4010'), employer.token, key),
+      ];
+      for (const res of others) {
+        expect(res.status).toBe(409);
+        expect(res.body).toEqual({
+          code: 409,
+          name: 'conflict_error',
+          service_code: 'idempotency_key_reused',
+          message: expect.stringMatching(/Idempotency-Key was already used with a different request/),
+        });
+      }
+      expect(await rulesOf(employer)).toBe(1);
+      expect(await individualsOf(employer)).toBe(3);
+    });
+  });
+
+  describe('scope', () => {
+    it('keeps keys per connection: another connection’s same key and body is its own request', async () => {
+      const [a, b] = [await sandboxEmployer(), await sandboxEmployer()];
+      const key = freshKey();
+      const first = await post(RULES, rule(), a.token, key);
+      const other = await post(RULES, rule(), b.token, key);
+      expect(other.status).toBe(201);
+      expect(other.headers.get('idempotent-replayed')).toBeNull();
+      expect(other.body.id).not.toBe(first.body.id);
+      expect([await rulesOf(a), await rulesOf(b)]).toEqual([1, 1]);
+    });
+
+    it('keeps keys per application on Basic routes and never replays to wrong credentials', async () => {
+      const key = freshKey();
+      const body = { provider_id: 'sandbox_automated', employee_size: 2 };
+      const connectionsOf = (credentials: IssuedCredentials) =>
+        count(`SELECT count(*) AS n FROM connections WHERE application_id = $1`, [credentials.client_id]);
+      const before = await connectionsOf(app);
+
+      const first = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
+      expect(first.status).toBe(200);
+      const again = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
+      expectReplayOf(again, first);
+      expect(again.body.access_token).toBe(first.body.access_token);
+      expect(await connectionsOf(app)).toBe(before + 1);
+
+      // Same client id, wrong secret: the route's own 401, never the stored token.
+      const impostor = await service.request(
+        '/sandbox/connections',
+        json(body, { ...basic({ ...app, client_secret: 'not-the-secret' }), 'idempotency-key': key }),
+      );
+      expect(impostor.status).toBe(401);
+      expect(impostor.text).not.toContain(first.body.access_token);
+
+      const otherApplication = await service.request('/sandbox/connections', json(body, { ...basic(otherApp), 'idempotency-key': key }));
+      expect(otherApplication.status).toBe(200);
+      expect(otherApplication.headers.get('idempotent-replayed')).toBeNull();
+      expect(otherApplication.body.connection_id).not.toBe(first.body.connection_id);
+      expect(await connectionsOf(app)).toBe(before + 1);
+    });
+
+    it('does not store authentication failures', async () => {
+      const key = freshKey();
+      const body = { provider_id: 'sandbox_automated', employee_size: 2 };
+      const wrong = await service.request('/sandbox/connections', json(body, { ...basic({ ...app, client_secret: 'nope' }), 'idempotency-key': key }));
+      expect(wrong.status).toBe(401);
+      const right = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
+      expect(right.status).toBe(200);
+      expect(right.headers.get('idempotent-replayed')).toBeNull();
+    });
+  });
+
+  describe('failures the server owns', () => {
+    it('does not keep a 500: the retry runs again', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const crashed = await post('/idempotency-probe/crash-once', {}, employer.token, key);
+      expect(crashed.status).toBe(500);
+      const retried = await post('/idempotency-probe/crash-once', {}, employer.token, key);
+      expect(retried.status).toBe(201);
+      expect(retried.body).toEqual({ run: 2 });
+      expectReplayOf(await post('/idempotency-probe/crash-once', {}, employer.token, key), retried);
+    });
+
+    it('does not keep a provider error (502): the retry runs again', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const failed = await post('/idempotency-probe/provider-down-once', {}, employer.token, key);
+      expect(failed.status).toBe(502);
+      const retried = await post('/idempotency-probe/provider-down-once', {}, employer.token, key);
+      expect(retried.status).toBe(201);
+      expect(retried.body).toEqual({ run: 2 });
+    });
+  });
+
+  describe('the header itself', () => {
+    it('changes nothing when absent', async () => {
+      const employer = await sandboxEmployer();
+      expect((await post(RULES, rule(), employer.token)).status).toBe(201);
+      expect((await post(RULES, rule(), employer.token)).status).toBe(201);
+      expect(await rulesOf(employer)).toBe(2);
+    });
+
+    it.each([
+      ['empty', ''],
+      ['300 characters', 'k'.repeat(300)],
+    ])('refuses an %s key with 400 naming the header, before any effect', async (_, key) => {
+      const employer = await sandboxEmployer();
+      const res = await post(RULES, rule(), employer.token, key);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 400, name: 'invalid_request_error', service_code: 'invalid_idempotency_key' });
+      expect(res.body.message).toMatch(/^Idempotency-Key must be 1 to 255 printable ASCII characters/);
+      expect(await rulesOf(employer)).toBe(0);
+    });
+
+    it('still answers 401 first without credentials', async () => {
+      const res = await service.request(RULES, json(rule(), { 'service-api-version': '2020-09-17', 'idempotency-key': '' }));
+      expect(res.status).toBe(401);
+    });
+
+    it('is ignored on other methods and on the connect page’s form posts', async () => {
+      const employer = await sandboxEmployer();
+      const read = await service.request(RULES, { headers: { ...bearer(employer.token), 'idempotency-key': '' } });
+      expect(read.status).toBe(200);
+      const form = await service.request('/connect/provider', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': '' },
+        body: 'state=x',
+      });
+      expect(form.headers.get('content-type')).toMatch(/^text\/html/);
+    });
+  });
+
+  describe('expiry', () => {
+    it('forgets a key after 24 h by the service clock: the request runs again', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const first = await post(RULES, rule(), employer.token, key);
+      clock.advance(DAY_MS - 1000);
+      expectReplayOf(await post(RULES, rule(), employer.token, key), first);
+      clock.advance(1000);
+      const later = await post(RULES, rule(), employer.token, key);
+      expect(later.status).toBe(201);
+      expect(later.headers.get('idempotent-replayed')).toBeNull();
+      expect(later.body.id).not.toBe(first.body.id);
+      expect(await rulesOf(employer)).toBe(2);
+      // ... and the new answer is the one kept from now on.
+      expectReplayOf(await post(RULES, rule(), employer.token, key), later);
+    });
+  });
+});
