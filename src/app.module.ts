@@ -27,6 +27,9 @@ import { RulesModule } from './modules/rules/rules.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { BenefitsModule } from './modules/benefits/benefits.module';
 import { AssistedModule } from './modules/assisted/assisted.module';
+import { EnrollmentsModule } from './modules/enrollments/enrollments.module';
+import { IdempotencyModule } from './infrastructure/http/idempotency/idempotency.module';
+import { ApplicationsService } from './modules/applications/applications.service';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -69,6 +72,8 @@ export class AppModule {
         RulesModule,
         BenefitsModule,
         AssistedModule,
+        EnrollmentsModule,
+        IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),
         ...extraModules,
       ],
       providers: [{ provide: APP_GUARD, useClass: ApiVersionGuard }],

@@ -66,13 +66,14 @@ export class BenefitsAndEnrollments1795800000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX enrollment_groups_job_idx ON enrollment_groups (job_id, effective_date)`);
 
-    // Work an Assisted provider's staff do by hand, due in 2 business days.
+    // Work an Assisted provider's staff do by hand, due in 2 business days (due_date: a UTC
+    // calendar date). One task per manual job; resolving it (who, when) is recorded once.
     await q.query(`
       CREATE TABLE ops_tasks (
         id             uuid PRIMARY KEY,
         connection_id  uuid        NOT NULL REFERENCES connections (id),
         entity_id      uuid        NOT NULL REFERENCES connection_entities (id),
-        job_id         uuid        NOT NULL REFERENCES jobs (id),
+        job_id         uuid        NOT NULL UNIQUE REFERENCES jobs (id),
         type           text        NOT NULL,
         payload        jsonb       NOT NULL,
         status         text        NOT NULL CHECK (status IN ('open', 'completed', 'failed')),
@@ -80,19 +81,25 @@ export class BenefitsAndEnrollments1795800000000 implements MigrationInterface {
         note           text,
         resolved_by    text,
         resolved_at    timestamptz,
-        created_at     timestamptz NOT NULL
+        created_at     timestamptz NOT NULL,
+        CHECK ((status = 'open') = (resolved_at IS NULL AND resolved_by IS NULL)),
+        CHECK (status <> 'failed' OR note IS NOT NULL)
       )`);
     await q.query(`CREATE INDEX ops_tasks_open_idx ON ops_tasks (due_date, created_at) WHERE status = 'open'`);
+    await q.query(`CREATE INDEX ops_tasks_list_idx ON ops_tasks (status, due_date, created_at, id)`);
 
-    // Idempotency-Key answers per caller (scope), kept 24 h. A row without status is in flight.
+    // Idempotency-Key answers per caller (scope), kept 24 h. A row without status_code is in
+    // flight; `attempt` fences its owner, so a request whose stale row was taken over cannot
+    // overwrite the new owner's answer. The body is kept as sent (text), not re-ordered jsonb.
     await q.query(`
       CREATE TABLE idempotency_keys (
-        scope         text        NOT NULL,
-        key           text        NOT NULL,
-        request_hash  text        NOT NULL,
-        status_code   integer,
-        response      jsonb,
-        created_at    timestamptz NOT NULL,
+        scope          text        NOT NULL,
+        key            text        NOT NULL,
+        request_hash   text        NOT NULL,
+        attempt        uuid        NOT NULL,
+        status_code    integer,
+        response_body  text,
+        created_at     timestamptz NOT NULL,
         PRIMARY KEY (scope, key)
       )`);
     await q.query(`CREATE INDEX idempotency_keys_created_idx ON idempotency_keys (created_at)`);
