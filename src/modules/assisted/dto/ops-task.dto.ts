@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { DUE_STATES, DueState, dueStateOf, OPS_TASK_STATUSES, OpsTask, OpsTaskStatus } from '../../../domain/assisted/ops-task';
+import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { BENEFIT_JOB_TYPES, BenefitJobType } from '../../../domain/benefits/benefit-job-params';
 
 export const MAX_TASKS_PAGE = 100;
@@ -9,7 +10,7 @@ const MAX_NOTE = 2_000;
 
 const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
-export class ListOpsTasksQueryDto {
+export class ListOpsTasksQueryDto extends PageQueryDto(MAX_TASKS_PAGE) {
   @ApiPropertyOptional({ enum: OPS_TASK_STATUSES })
   @IsOptional()
   @IsIn(OPS_TASK_STATUSES, { message: `status must be one of: ${OPS_TASK_STATUSES.join(', ')}` })
@@ -29,21 +30,6 @@ export class ListOpsTasksQueryDto {
   @IsOptional()
   @IsUUID('all', { message: 'connection_id must be a UUID' })
   connection_id?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_TASKS_PAGE, default: MAX_TASKS_PAGE })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(MAX_TASKS_PAGE)
-  limit?: number;
-
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'offset must be a whole number' })
-  @Min(0)
-  offset?: number;
 }
 
 export class CompleteOpsTaskDto {

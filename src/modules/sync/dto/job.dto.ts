@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { DATA_SYNC_ALL, Job, JOB_STATUSES } from '../../../domain/jobs/job';
 import { RefreshQuota } from '../../../domain/jobs/refresh-quota';
+import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { SANDBOX_COMPLETION_STATUSES, SandboxCompletionStatus, SandboxJobConfiguration } from '../sandbox-job-configurations.repository';
 
 /** Job types a client may enqueue (spec: `data_sync_all` only). */
@@ -16,22 +16,7 @@ export class CreateJobDto {
 
 export const MAX_JOBS_PAGE = 100;
 
-export class ListJobsQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_JOBS_PAGE, default: MAX_JOBS_PAGE })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(MAX_JOBS_PAGE)
-  limit?: number;
-
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'offset must be a whole number' })
-  @Min(0)
-  offset?: number;
-}
+export class ListJobsQueryDto extends PageQueryDto(MAX_JOBS_PAGE) {}
 
 export class SandboxJobConfigurationDto {
   @ApiProperty({ enum: ENQUEUEABLE_JOB_TYPES })
