@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { EmployerRef } from '../src/domain/providers/provider-port';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 
 /**
@@ -41,4 +42,22 @@ export function runBenchmark(main: () => Promise<void>): void {
     console.error(error);
     process.exit(1);
   });
+}
+
+/** A sandbox connection with one entity, written straight into the tables the connect flow writes. */
+export async function insertBenchConnection(dataSource: DataSource, providerId: string, employeeSize: number): Promise<EmployerRef> {
+  const applicationId = randomUUID();
+  const connectionId = randomUUID();
+  const entityId = randomUUID();
+  await dataSource.query(`INSERT INTO applications (id, name, secret_hash, sandbox) VALUES ($1, 'bench', 'not-a-secret', true)`, [applicationId]);
+  await dataSource.query(
+    `INSERT INTO connections (id, application_id, provider_id, authentication_type, account_id, company_id, products, status, sandbox, employee_size)
+     VALUES ($1, $2, $3, 'credential', $4, $5, $6, 'connected', true, $7)`,
+    [connectionId, applicationId, providerId, randomUUID(), entityId, ['company', 'directory', 'individual', 'employment', 'payment', 'pay_statement'], employeeSize],
+  );
+  await dataSource.query(`INSERT INTO connection_entities (id, connection_id, name, status) VALUES ($1, $2, 'Bench Corp', 'active')`, [
+    entityId,
+    connectionId,
+  ]);
+  return { connectionId, entityId, entityName: 'Bench Corp', providerId, authenticationType: 'credential', employeeSize };
 }

@@ -9,10 +9,8 @@
  * Uses a fresh database on TEST_DATABASE_URL / DATABASE_URL's server (default
  * postgres://postgres@127.0.0.1:5432/postgres) and drops it afterwards.
  */
-import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { runBenchmark, withBenchDatabase, writeBenchResult } from './bench-database';
-import { EmployerRef } from '../src/domain/providers/provider-port';
+import { insertBenchConnection, runBenchmark, withBenchDatabase, writeBenchResult } from './bench-database';
 import { ProviderCatalogue } from '../src/domain/providers/provider-catalogue';
 import { Clock, SystemClock } from '../src/domain/shared/clock';
 import { SandboxEmployerStore } from '../src/infrastructure/providers/sandbox/sandbox-employer.store';
@@ -32,23 +30,6 @@ export interface SandboxGenerationResult {
 
 const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
-/** A sandbox connection with one entity, straight in the tables the connect flow writes. */
-async function sandboxConnection(dataSource: DataSource, providerId: string, employeeSize: number): Promise<EmployerRef> {
-  const applicationId = randomUUID();
-  const connectionId = randomUUID();
-  const entityId = randomUUID();
-  await dataSource.query(`INSERT INTO applications (id, name, secret_hash, sandbox) VALUES ($1, 'bench', 'not-a-secret', true)`, [applicationId]);
-  await dataSource.query(
-    `INSERT INTO connections (id, application_id, provider_id, authentication_type, account_id, company_id, products, status, sandbox, employee_size)
-     VALUES ($1, $2, $3, 'credential', $4, $5, $6, 'connected', true, $7)`,
-    [connectionId, applicationId, providerId, randomUUID(), entityId, ['company', 'directory', 'payment', 'pay_statement'], employeeSize],
-  );
-  await dataSource.query(`INSERT INTO connection_entities (id, connection_id, name, status) VALUES ($1, $2, 'Bench Corp', 'active')`, [
-    entityId,
-    connectionId,
-  ]);
-  return { connectionId, entityId, entityName: 'Bench Corp', providerId, authenticationType: 'credential', employeeSize };
-}
 
 /** Generates one employer of `employeeSize` on a migrated database and measures it. */
 export async function measureSandboxGeneration(
@@ -56,7 +37,7 @@ export async function measureSandboxGeneration(
   { employeeSize = 10_000, providerId = 'sandbox_automated', clock = new SystemClock() as Clock } = {},
 ): Promise<SandboxGenerationResult> {
   const store = new SandboxEmployerStore(dataSource, clock, new ProviderCatalogue());
-  const ref = await sandboxConnection(dataSource, providerId, employeeSize);
+  const ref = await insertBenchConnection(dataSource, providerId, employeeSize);
   const rssBefore = process.memoryUsage().rss;
   const started = process.hrtime.bigint();
   await store.ensureEmployer(ref);

@@ -12,11 +12,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { runBenchmark, withBenchDatabase, writeBenchResult } from './bench-database';
+import { insertBenchConnection, runBenchmark, withBenchDatabase, writeBenchResult } from './bench-database';
 import { loadConfig } from '../src/config/app-config';
 import { DATA_SYNC_ALL, DEFAULT_RETRY_POLICY } from '../src/domain/jobs/job';
 import { ProviderCatalogue } from '../src/domain/providers/provider-catalogue';
-import { EmployerRef } from '../src/domain/providers/provider-port';
 import { Clock, SystemClock } from '../src/domain/shared/clock';
 import { ConnectionsRepository } from '../src/infrastructure/database/repositories/connections.repository';
 import { EmployerDataRepository } from '../src/infrastructure/database/repositories/employer-data.repository';
@@ -50,23 +49,6 @@ export interface SandboxSyncResult {
 const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 const seconds = (since: bigint) => Math.round((Number(process.hrtime.bigint() - since) / 1e9) * 100) / 100;
 
-/** A sandbox connection with one entity, straight in the tables the connect flow writes. */
-async function sandboxConnection(dataSource: DataSource, providerId: string, employeeSize: number): Promise<EmployerRef> {
-  const applicationId = randomUUID();
-  const connectionId = randomUUID();
-  const entityId = randomUUID();
-  await dataSource.query(`INSERT INTO applications (id, name, secret_hash, sandbox) VALUES ($1, 'bench', 'not-a-secret', true)`, [applicationId]);
-  await dataSource.query(
-    `INSERT INTO connections (id, application_id, provider_id, authentication_type, account_id, company_id, products, status, sandbox, employee_size)
-     VALUES ($1, $2, $3, 'credential', $4, $5, $6, 'connected', true, $7)`,
-    [connectionId, applicationId, providerId, randomUUID(), entityId, ['company', 'directory', 'individual', 'employment', 'payment', 'pay_statement'], employeeSize],
-  );
-  await dataSource.query(`INSERT INTO connection_entities (id, connection_id, name, status) VALUES ($1, $2, 'Bench Corp', 'active')`, [
-    entityId,
-    connectionId,
-  ]);
-  return { connectionId, entityId, entityName: 'Bench Corp', providerId, authenticationType: 'credential', employeeSize };
-}
 
 /** Generates one sandbox employer, then syncs it through a job worker, and measures the sync. */
 export async function measureSandboxSync(
@@ -91,7 +73,7 @@ export async function measureSandboxSync(
     shutdownGraceMs: 5_000,
   });
 
-  const ref = await sandboxConnection(dataSource, providerId, employeeSize);
+  const ref = await insertBenchConnection(dataSource, providerId, employeeSize);
   const generationStarted = process.hrtime.bigint();
   await store.ensureEmployer(ref);
   const generationSeconds = seconds(generationStarted);
