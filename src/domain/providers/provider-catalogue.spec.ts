@@ -184,3 +184,17 @@ describe('ProviderCatalogue', () => {
     });
   });
 });
+
+describe('isAssistedConnection', () => {
+  const catalogue = new ProviderCatalogue();
+
+  it('follows the catalogue entry and the authentication type', () => {
+    expect(catalogue.isAssistedConnection({ providerId: 'sandbox_assisted', authenticationType: 'assisted', manual: false })).toBe(true);
+    expect(catalogue.isAssistedConnection({ providerId: 'sandbox_automated', authenticationType: 'credential', manual: true })).toBe(false);
+  });
+
+  it("falls back to the connection's own flag for a provider no longer listed", () => {
+    expect(catalogue.isAssistedConnection({ providerId: 'gone', authenticationType: 'credential', manual: true })).toBe(true);
+    expect(catalogue.isAssistedConnection({ providerId: 'gone', authenticationType: 'credential', manual: false })).toBe(false);
+  });
+});

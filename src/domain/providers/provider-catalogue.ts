@@ -5,6 +5,7 @@ import {
   BENEFIT_TYPES,
   BenefitsSupport,
   HSA_BENEFIT_TYPES,
+  isAssisted,
   isBenefitType,
   isProduct,
   Product,
@@ -52,6 +53,15 @@ export class ProviderCatalogue {
       });
     }
     return provider;
+  }
+
+  /**
+   * Whether a connection's benefit work is done by hand: by its provider's catalogue entry and
+   * authentication type; the connection's own `manual` flag for a provider no longer listed.
+   */
+  isAssistedConnection(connection: { providerId: ProviderId; authenticationType: string; manual: boolean }): boolean {
+    const provider = this.byId.get(connection.providerId);
+    return provider ? isAssisted(provider, connection.authenticationType) : connection.manual;
   }
 
   /** Case-insensitive substring match on id and display name; blank text matches all. */

@@ -5,7 +5,6 @@ import { ConnectionEntity } from '../../domain/connections/entity-scope';
 import { BenefitType } from '../../domain/providers/provider';
 import { employerRefOf, PROVIDER_PORT, ProviderPort } from '../../domain/providers/provider-port';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
-import { isAssisted } from '../../domain/providers/provider';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { notFound } from '../../domain/shared/domain-error';
 import { DataSource } from 'typeorm';
@@ -60,7 +59,6 @@ export class BenefitsLookup {
   }
 
   assisted(connection: Connection): boolean {
-    const provider = this.catalogue.find(connection.providerId);
-    return provider ? isAssisted(provider, connection.authenticationType) : connection.manual;
+    return this.catalogue.isAssistedConnection(connection);
   }
 }

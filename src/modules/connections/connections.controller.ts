@@ -1,7 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../../domain/connections/connection';
-import { isAssisted } from '../../domain/providers/provider';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { RequiresApiVersion } from '../../infrastructure/http/api-version';
 import { CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
@@ -38,7 +37,7 @@ export class ConnectionsController {
       provider_id: connection.providerId,
       payroll_provider_id: connection.providerId,
       provider_name: provider?.display_name ?? connection.providerId,
-      manual: provider ? isAssisted(provider, connection.authenticationType) : connection.manual,
+      manual: this.catalogue.isAssistedConnection(connection),
       products: connection.products,
       authentication_methods: [
         { type: connection.authenticationType, connection_status: status, products: connection.products },

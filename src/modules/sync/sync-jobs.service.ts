@@ -5,7 +5,6 @@ import { AppConfig } from '../../config/app-config';
 import { Connection } from '../../domain/connections/connection';
 import { DATA_SYNC_ALL, Job, JobKind } from '../../domain/jobs/job';
 import { RefreshQuota, refreshQuotaOf, refreshWindowOf, secondsUntil } from '../../domain/jobs/refresh-quota';
-import { isAssisted } from '../../domain/providers/provider';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
@@ -117,8 +116,7 @@ export class SyncJobsService {
   }
 
   isAssisted(connection: Connection): boolean {
-    const provider = this.catalogue.find(connection.providerId);
-    return provider ? isAssisted(provider, connection.authenticationType) : connection.manual;
+    return this.catalogue.isAssistedConnection(connection);
   }
 
   private async quotaAt(connectionId: string, now: Date, manager?: EntityManager): Promise<RefreshQuota> {
