@@ -25,6 +25,9 @@ import { JobHandlerRegistry } from '../src/modules/jobs/job-handler';
 import { JobSignal } from '../src/modules/jobs/job-signal';
 import { JobWorker } from '../src/modules/jobs/job-worker';
 import { JobsRepository } from '../src/modules/jobs/jobs.repository';
+import { OutboxSignal } from '../src/infrastructure/messaging/outbox/outbox-signal';
+import { OutboxWriter } from '../src/infrastructure/messaging/outbox/outbox-writer';
+import { SagasRepository } from '../src/modules/saga-state/saga-state.repository';
 import { DataSyncHandler } from '../src/modules/sync/data-sync.handler';
 import { SandboxJobConfigurationsRepository } from '../src/modules/sync/sandbox-job-configurations.repository';
 
@@ -59,10 +62,17 @@ export async function measureSandboxSync(
   const store = new SandboxEmployerStore(dataSource, clock, catalogue);
   const provider = new SandboxProviderAdapter(store, catalogue, loadConfig({ PROVIDER_LATENCY_MS: '0' }));
   const employerData = new EmployerDataRepository(dataSource);
-  const jobs = new JobsRepository(dataSource);
+  const jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
   const registry = new JobHandlerRegistry();
   registry.register(
-    new DataSyncHandler(new ConnectionsRepository(dataSource), new SandboxJobConfigurationsRepository(dataSource), employerData, provider, clock),
+    new DataSyncHandler(
+      new ConnectionsRepository(dataSource),
+      new SandboxJobConfigurationsRepository(dataSource),
+      employerData,
+      provider,
+      clock,
+      new OutboxWriter(new OutboxSignal()),
+    ),
   );
   const signal = new JobSignal();
   const worker = new JobWorker(dataSource, jobs, registry, signal, clock, {

@@ -29,6 +29,11 @@ import { BenefitsModule } from './modules/benefits/benefits.module';
 import { AssistedModule } from './modules/assisted/assisted.module';
 import { EnrollmentsModule } from './modules/enrollments/enrollments.module';
 import { IdempotencyModule } from './infrastructure/http/idempotency/idempotency.module';
+import { OpsAuditModule } from './modules/ops-audit/ops-audit.module';
+import { PoliciesModule } from './modules/policies/policies.module';
+import { HrisEventsModule } from './modules/hris-events/hris-events.module';
+import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
+import { SagasRepositoryModule } from './modules/saga-state/saga-state.repository';
 import { ApplicationsService } from './modules/applications/applications.service';
 
 export interface AppModuleOptions {
@@ -58,6 +63,9 @@ export class AppModule {
         CqrsModule.forRoot(),
         MessagingModule.forRoot(config),
         HealthModule,
+        OpsAuditModule,
+        UnitOfWorkModule,
+        SagasRepositoryModule,
         ApplicationsModule,
         ProvidersModule,
         AuthModule,
@@ -73,6 +81,8 @@ export class AppModule {
         BenefitsModule,
         AssistedModule,
         EnrollmentsModule,
+        PoliciesModule,
+        HrisEventsModule,
         IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),
         ...extraModules,
       ],

@@ -70,6 +70,16 @@ describeWithPostgres('Assisted providers', () => {
     expect(res.status).toBe(200);
     return taskOfJob(res.body.job_id);
   }
+  /** Outbox rows on benefits.events whose data names this job or benefit, oldest first. */
+  async function eventsAbout(field: 'job_id' | 'benefit_id', id: string) {
+    const rows: { topic: string; type: string; payload: { type: string; version: number; data: Record<string, unknown> } }[] = await service.app
+      .get(DataSource)
+      .query(`SELECT topic, type, payload FROM outbox_messages WHERE payload->'data'->>$1 = $2 ORDER BY id`, [field, id]);
+    for (const row of rows) expect(row).toMatchObject({ topic: 'benefits.events', type: `${row.payload.type}.v1`, payload: { version: 1 } });
+    return rows.map((r) => ({ type: r.type, data: r.payload.data }));
+  }
+  const typesAbout = async (field: 'job_id' | 'benefit_id', id: string) => (await eventsAbout(field, id)).map((e) => e.type);
+
   function expectError(res: TestResponse, status: number, name: string, serviceCode?: string) {
     expect({ status: res.status, body: res.body }).toMatchObject({
       status,
@@ -105,6 +115,8 @@ describeWithPostgres('Assisted providers', () => {
       expect(completed.status).toBe(200);
       expect(completed.body).toMatchObject({ status: 'completed', resolved_by: 'ops', resolved_at: '2026-07-06T14:00:00.000Z' });
       expect(await settled(jobId)).toEqual({ job_id: jobId, status: 'complete', body: { benefit_id: benefitId, note: 'Done in the portal', error: null } });
+      // BenefitCreated came with the request, as on the Automated path; applying the task adds its completion only.
+      expect(await typesAbout('job_id', jobId)).toEqual(['OpsTaskOpened.v1', 'BenefitCreated.v1', 'OpsTaskCompleted.v1']);
 
       const connection = (await service.app.get(ConnectionsRepository).find(employer.connectionId))!;
       const ref = employerRefOf(connection, connection.entities[0]);
@@ -133,6 +145,19 @@ describeWithPostgres('Assisted providers', () => {
       const enrollOutcome = await settled(enrollJob);
       expect(enrollOutcome).toMatchObject({ status: 'complete', body: { benefit_id: benefitId, error: null } });
       expect(enrollOutcome.body.individuals.map((r: { code: number }) => r.code)).toEqual([200, 200]);
+      const enrollEvents = await eventsAbout('job_id', enrollJob);
+      expect(enrollEvents.map((e) => e.type)).toEqual([
+        'OpsTaskOpened.v1',
+        'EnrollmentJobCreated.v1',
+        'OpsTaskCompleted.v1',
+        'EnrollmentGroupProcessed.v1',
+        'EnrollmentJobCompleted.v1',
+      ]);
+      const enrollment = { job_id: enrollJob, benefit_id: benefitId, operation: 'enroll' };
+      expect(enrollEvents.slice(3).map((e) => e.data)).toEqual([
+        { ...enrollment, effective_date: '2026-07-06', succeeded: 2, failed: 0, results: enrollOutcome.body.individuals },
+        { ...enrollment, status: 'complete', succeeded: 2, failed: 0 },
+      ]);
 
       const inForce = await provider.enrollments(ref, benefitId, '2026-07-17');
       expect(inForce.map((e) => e.individual_id).sort()).toEqual([...employees].sort());
@@ -159,6 +184,26 @@ describeWithPostgres('Assisted providers', () => {
       expect(unenrollTask.type).toBe('benefit_unenroll');
       expect((await ops(`/ops/api/tasks/${unenrollTask.task_id}/complete`, {})).status).toBe(200);
       expect(await settled(removed.body.job_id)).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: employees[0], code: 200 }] } });
+      expect((await eventsAbout('job_id', removed.body.job_id)).filter((e) => e.type !== 'EnrollmentJobCreated.v1' && e.type.startsWith('Enrollment'))).toEqual([
+        {
+          type: 'EnrollmentGroupProcessed.v1',
+          data: {
+            job_id: removed.body.job_id,
+            benefit_id: benefitId,
+            operation: 'unenroll',
+            effective_date: '2026-07-06', // the request's date, on the service clock
+            succeeded: 1,
+            failed: 0,
+            results: [{ individual_id: employees[0], code: 200 }],
+          },
+        },
+        {
+          type: 'EnrollmentJobCompleted.v1',
+          data: { job_id: removed.body.job_id, benefit_id: benefitId, operation: 'unenroll', status: 'complete', succeeded: 1, failed: 0 },
+        },
+      ]);
+      // One BenefitCreated for the benefit, however much work followed.
+      expect((await typesAbout('benefit_id', benefitId)).filter((t) => t.startsWith('Benefit'))).toEqual(['BenefitCreated.v1']);
       expect((await provider.enrollments(ref, benefitId, '2026-07-17')).map((e) => e.individual_id)).toEqual([employees[1]]);
     });
 
@@ -177,6 +222,7 @@ describeWithPostgres('Assisted providers', () => {
       expect((await settled(update.body.job_id)).status).toBe('complete');
       const read = await api(`/employer/benefits/${created.body.benefit_id}`);
       expect(read.body).toMatchObject({ benefit_id: created.body.benefit_id, description: renamed });
+      expect(await typesAbout('job_id', update.body.job_id)).toEqual(['OpsTaskOpened.v1', 'BenefitUpdated.v1', 'OpsTaskCompleted.v1']);
     });
 
     it('register: an Assisted-only operation, done like a create', async () => {
@@ -186,6 +232,7 @@ describeWithPostgres('Assisted providers', () => {
       expect(task.type).toBe('benefit_register');
       await ops(`/ops/api/tasks/${task.task_id}/complete`, {});
       expect((await settled(registered.body.job_id)).status).toBe('complete');
+      expect(await typesAbout('job_id', registered.body.job_id)).toEqual(['OpsTaskOpened.v1', 'BenefitRegistered.v1', 'OpsTaskCompleted.v1']);
     });
 
     it('fail: the manual job ends in error with the note, at once', async () => {
@@ -198,6 +245,31 @@ describeWithPostgres('Assisted providers', () => {
         job_id: created.body.job_id,
         status: 'error',
         body: { benefit_id: created.body.benefit_id, note: 'Provider needs a signed plan document', error: 'Provider needs a signed plan document' },
+      });
+      expect(await typesAbout('job_id', created.body.job_id)).toEqual(['OpsTaskOpened.v1', 'BenefitCreated.v1', 'OpsTaskFailed.v1']);
+    });
+
+    it('fail on enrollment work: the enrollment job is reported failed for everyone it asked for', async () => {
+      const created = await api('/employer/benefits', { type: '401k', description: `Closed ${randomUUID().slice(0, 8)}`, frequency: 'every_paycheck' });
+      await ops(`/ops/api/tasks/${(await taskOfJob(created.body.job_id)).task_id}/complete`, {});
+      expect((await settled(created.body.job_id)).status).toBe('complete');
+      const people = [randomUUID(), randomUUID()];
+      const enrolled = await api(
+        `/employer/benefits/${created.body.benefit_id}/individuals`,
+        people.map((id) => ({ individual_id: id, configuration: { employee_deduction: { type: 'percent', amount: 300 } } })),
+      );
+      expect(enrolled.status).toBe(200);
+      const failed = await ops(`/ops/api/tasks/${(await taskOfJob(enrolled.body.job_id)).task_id}/fail`, { note: 'Plan is closed' });
+      expect(failed.status).toBe(200);
+      const events = await eventsAbout('job_id', enrolled.body.job_id);
+      expect(events.map((e) => e.type)).toEqual(['OpsTaskOpened.v1', 'EnrollmentJobCreated.v1', 'OpsTaskFailed.v1', 'EnrollmentJobFailed.v1']);
+      expect(events[3].data).toEqual({
+        job_id: enrolled.body.job_id,
+        benefit_id: created.body.benefit_id,
+        operation: 'enroll',
+        status: 'error',
+        succeeded: 0,
+        failed: 2,
       });
     });
   });

@@ -589,6 +589,88 @@ describeWithPostgres('enrollments', () => {
         'EnrollmentGroupProcessed.v1',
         'EnrollmentJobCompleted.v1',
       ]);
+
+      // The saga that followed the request: one row, its steps on the clock's dates, ended with the job.
+      const [saga] = await db().query(
+        `SELECT s.type, s.state, s.outcome, s.steps FROM sagas s JOIN saga_jobs sj ON sj.saga_id = s.id WHERE sj.job_id = $1`,
+        [jobId],
+      );
+      expect(saga).toMatchObject({ type: 'enrollment', state: 'completed', outcome: 'jobs_complete' });
+      expect(saga.steps.map((step: { name: string; at: string }) => [step.name, step.at])).toEqual([
+        ['enroll_requested', '2026-06-01T12:00:00.000Z'],
+        ['group_processed', '2026-06-01T12:00:00.000Z'],
+        ['group_processed', '2026-07-01T00:00:00.000Z'],
+        ['group_processed', '2026-08-01T06:00:00.000Z'],
+        ['job_complete', '2026-08-01T06:00:00.000Z'],
+      ]);
+    });
+  });
+
+  describe('a later request takes individuals over from its effective date', () => {
+    const nudgeAt = async (at: string) => {
+      clock.set(at);
+      service.app.get(JobSignal).nudge();
+    };
+    const atProvider = (plan: string) =>
+      db().query(
+        `SELECT individual_id, to_char(effective_date, 'YYYY-MM-DD') AS date, configuration->'employee_deduction'->>'amount' AS amount
+         FROM sandbox_enrollments WHERE benefit_id = $1 ORDER BY date, individual_id`,
+        [plan],
+      );
+
+    it('unenrolling cancels a waiting future-dated enrollment; re-enrolling earlier replaces it; earlier groups still apply', async () => {
+      await nudgeAt('2026-09-01T12:00:00Z');
+      const plan = await createBenefit(employer, { type: '457', description: '457(b)' });
+      const callsBefore = enrollCalls.length;
+      const [e, f, g] = people.slice(0, 3);
+
+      // g: enrolled today, then a raise waiting for October 1.
+      const today = await enroll(employer, plan, [{ individual_id: g, configuration: { employee_deduction: percent(100) } }]);
+      await waitForJob(employer, today.body.job_id, ['complete']);
+      const raise = await enroll(employer, plan, [{ individual_id: g, configuration: { employee_deduction: percent(200), effective_date: '2026-10-01' } }]);
+      // e and f: both waiting for October 1 in one job.
+      const october = await enroll(employer, plan, [
+        { individual_id: e, configuration: { employee_deduction: percent(100), effective_date: '2026-10-01' } },
+        { individual_id: f, configuration: { employee_deduction: percent(100), effective_date: '2026-10-01' } },
+      ]);
+      expect([raise.status, october.status]).toEqual([200, 200]);
+
+      // Unenroll e and g today; re-enroll f from September 15 at 3 %.
+      const out = await unenroll(employer, plan, { individual_ids: [e, g] });
+      const earlier = await enroll(employer, plan, [{ individual_id: f, configuration: { employee_deduction: percent(300), effective_date: '2026-09-15' } }]);
+      expect([out.status, earlier.status]).toEqual([200, 200]);
+
+      // The October job lost every individual: it ends now, each one superseded.
+      const superseded = await waitForJob(employer, october.body.job_id, ['error']);
+      expect(superseded.body).toEqual([
+        { individual_id: e, code: 409, message: expect.stringContaining(`Superseded by job ${out.body.job_id}`) },
+        { individual_id: f, code: 409, message: expect.stringContaining(`Superseded by job ${earlier.body.job_id}`) },
+      ]);
+      const raiseJob = await waitForJob(employer, raise.body.job_id, ['error']);
+      expect(raiseJob.body).toEqual([{ individual_id: g, code: 409, message: expect.stringContaining(out.body.job_id) }]);
+      const unenrolled = await waitForJob(employer, out.body.job_id, ['complete']);
+      expect(unenrolled.body).toEqual(expect.arrayContaining([{ individual_id: g, code: 200 }]));
+
+      await nudgeAt('2026-09-15T00:00:00Z');
+      await waitForJob(employer, earlier.body.job_id, ['complete']);
+      await nudgeAt('2026-10-01T00:00:00Z');
+      expect(await service.app.get(JobWorker).leaseRound()).toBe(0);
+
+      // The provider: g's enrollment of September 1 (ended by the unenroll), f from September 15 at 3 %, nothing on October 1.
+      expect(await atProvider(plan)).toEqual([
+        { individual_id: g, date: '2026-09-01', amount: '100' },
+        { individual_id: f, date: '2026-09-15', amount: '300' },
+      ]);
+      const calls = enrollCalls.slice(callsBefore).filter((call) => call.benefitId === plan);
+      expect(calls.map((call) => call.elements.map((el) => [el.individual_id, el.effective_date]))).toEqual([[[g, '2026-09-01']], [[f, '2026-09-15']]]);
+      const enrolledNow = await service.request(`/employer/benefits/${plan}/enrolled`, { headers: bearer(employer.token) });
+      expect(enrolledNow.body.individual_ids).toEqual([f]);
+      const rows = await db().query(`SELECT individual_id, status FROM enrollments WHERE benefit_id = $1 ORDER BY individual_id`, [plan]);
+      expect(Object.fromEntries(rows.map((r: { individual_id: string; status: string }) => [r.individual_id, r.status]))).toEqual({
+        [e]: 'unenrolled',
+        [f]: 'enrolled',
+        [g]: 'unenrolled',
+      });
     });
   });
 });

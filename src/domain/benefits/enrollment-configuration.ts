@@ -158,3 +158,18 @@ export function unsupportedFeatures(
   }
   return problems;
 }
+
+/**
+ * A normalized configuration back in the enroll body's terms, only the fields the benefit group
+ * takes (`hsa_contribution_limit` as `annual_contribution_limit`): what parseConfiguration reads.
+ */
+export function enrollBodyConfigurationOf(configuration: EnrollmentConfigurationParams, group: BenefitGroup): Record<string, unknown> {
+  const all: Record<string, unknown> = {
+    employee_deduction: configuration.employee_deduction,
+    company_contribution: configuration.company_contribution,
+    catch_up: configuration.catch_up,
+    annual_maximum: configuration.annual_maximum,
+    annual_contribution_limit: configuration.hsa_contribution_limit,
+  };
+  return Object.fromEntries(FIELDS_OF[group].filter((field) => field !== 'effective_date').map((field) => [field, all[field]]));
+}

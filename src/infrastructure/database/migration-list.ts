@@ -4,6 +4,7 @@ import { SandboxPayroll1795500000000 } from './migrations/1795500000000-sandbox-
 import { JobsAndSyncs1795600000000 } from './migrations/1795600000000-jobs-and-syncs';
 import { PayStatementItemRules1795700000000 } from './migrations/1795700000000-pay-statement-item-rules';
 import { BenefitsAndEnrollments1795800000000 } from './migrations/1795800000000-benefits-and-enrollments';
+import { SagasPoliciesAudit1795900000000 } from './migrations/1795900000000-sagas-policies-audit';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   JobsAndSyncs1795600000000,
   PayStatementItemRules1795700000000,
   BenefitsAndEnrollments1795800000000,
+  SagasPoliciesAudit1795900000000,
 ];

@@ -14,7 +14,7 @@ import { EmployerRef, employerRefOf, PROVIDER_PORT, ProviderPort } from '../../d
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
-import { BenefitEventsWriter } from '../benefits/benefit-events.writer';
+import { BenefitEventsWriter, NewBenefitEvent } from '../benefits/benefit-events.writer';
 import { BenefitsRepository } from '../benefits/benefits.repository';
 import { EnrollmentsRepository } from '../enrollments/enrollments.repository';
 import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
@@ -25,22 +25,91 @@ import { OpsTasksRepository } from './ops-tasks.repository';
 /** Internal job type: applies a completed ops task's change to the payroll system. */
 export const ASSISTED_APPLY = 'assisted_apply';
 
+/** One effective-date group of enroll or unenroll work the provider answered. */
+interface AppliedGroup {
+  effectiveDate: string;
+  results: IndividualResult[];
+}
+
 /** What applying came to, before it is recorded. */
 interface Applied {
   status: 'complete' | 'error';
   error: string | null;
   individuals?: IndividualResult[];
+  /** Enroll and unenroll work: the groups the provider answered, in the order they were sent. */
+  groups?: AppliedGroup[];
   /** The service's own records of what the provider now holds, written with the job's end. */
   record?: (manager: EntityManager, at: Date) => Promise<void>;
+}
+
+const ENROLLMENT_OPERATIONS: Partial<Record<OpsTask['type'], 'enroll' | 'unenroll'>> = {
+  benefit_enroll: 'enroll',
+  benefit_unenroll: 'unenroll',
+};
+
+/** Individuals an enroll or unenroll task asks for. */
+function requestedIndividuals(task: OpsTask): number {
+  if (task.type === 'benefit_enroll') return (task.payload as unknown as BenefitEnrollParams).groups.reduce((n, g) => n + g.items.length, 0);
+  if (task.type === 'benefit_unenroll') return (task.payload as unknown as BenefitUnenrollParams).individual_ids.length;
+  return 0;
+}
+
+/**
+ * EnrollmentJobCompleted or EnrollmentJobFailed for the manual job of an enroll or unenroll
+ * task, in the shape the Automated path's group handler writes (counts over every individual);
+ * none for other work. Without results (the work was refused or failed as a whole), every
+ * individual asked for counts as failed.
+ */
+export function enrollmentJobEnded(task: OpsTask, status: 'complete' | 'error', results?: IndividualResult[]): NewBenefitEvent[] {
+  const operation = ENROLLMENT_OPERATIONS[task.type];
+  if (!operation) return [];
+  const succeeded = results ? results.filter((r) => r.code === 200).length : 0;
+  const failed = results ? results.length - succeeded : requestedIndividuals(task);
+  return [
+    {
+      type: status === 'complete' ? 'EnrollmentJobCompleted' : 'EnrollmentJobFailed',
+      connectionId: task.connectionId,
+      entityId: task.entityId,
+      data: { job_id: task.jobId, benefit_id: String(task.payload.benefit_id), operation, status, succeeded, failed },
+    },
+  ];
+}
+
+/** EnrollmentGroupProcessed for each group applied, as the Automated path writes one per group it submits. */
+function enrollmentGroupsProcessed(task: OpsTask, groups: AppliedGroup[]): NewBenefitEvent[] {
+  const operation = ENROLLMENT_OPERATIONS[task.type];
+  if (!operation) return [];
+  return groups.map(({ effectiveDate, results }) => {
+    const succeeded = results.filter((r) => r.code === 200).length;
+    return {
+      type: 'EnrollmentGroupProcessed',
+      connectionId: task.connectionId,
+      entityId: task.entityId,
+      data: {
+        job_id: task.jobId,
+        benefit_id: String(task.payload.benefit_id),
+        operation,
+        effective_date: effectiveDate,
+        succeeded,
+        failed: results.length - succeeded,
+        results,
+      },
+    };
+  });
 }
 
 /**
  * Runs after ops complete a task: makes the change in the (sandbox) payroll system through the
  * provider port, then, in the transaction that finishes this job, ends the manual job (complete,
  * or error if the provider refused), updates the service's benefit and enrollment rows and
- * writes OpsTaskCompleted. Every provider call here is idempotent, so a run repeated after a
- * crash changes nothing twice. Provider outages are retried by the worker; on the last run the
- * manual job ends in error rather than staying in progress for ever.
+ * writes the events: OpsTaskCompleted, and for enroll and unenroll work the enrollment events
+ * the Automated path writes (EnrollmentGroupProcessed per group, then EnrollmentJobCompleted or
+ * EnrollmentJobFailed). Benefit create, register and update work has no event of its own here:
+ * as on the Automated path, BenefitCreated, BenefitRegistered and BenefitUpdated were written
+ * with the request. Every provider call here is idempotent, so a run repeated after a crash
+ * changes nothing twice. Provider outages are retried by the worker; on the last run, or when
+ * the worker gives up on runs that keep dying, the manual job ends in error rather than staying
+ * in progress for ever.
  */
 @Injectable()
 export class AssistedApplyHandler implements JobHandler {
@@ -62,8 +131,22 @@ export class AssistedApplyHandler implements JobHandler {
     const taskId = String(job.params?.task_id ?? '');
     const task = await this.tasks.find(taskId);
     if (!task) return { status: 'error', result: { error: `No ops task ${taskId}` } };
+    return this.outcomeOf(task, await this.applyOrExplain(task, attempt));
+  }
 
-    const applied = await this.applyOrExplain(task, attempt);
+  /** Runs that keep dying: the manual job ends in error (what reached the provider is unknown). */
+  async abandon(job: Job, reason: string): Promise<JobOutcome> {
+    const taskId = String(job.params?.task_id ?? '');
+    const task = await this.tasks.find(taskId);
+    if (!task) return { status: 'error', result: { error: `No ops task ${taskId}` } };
+    return this.outcomeOf(task, {
+      status: 'error',
+      error: `The change could not be applied to the payroll provider (${reason}); check the payroll system before trying again`,
+    });
+  }
+
+  /** Ends the manual job with what applying came to, and writes its events, with this job's end. */
+  private outcomeOf(task: OpsTask, applied: Applied): JobOutcome {
     const benefitId = String(task.payload.benefit_id);
     const body: ManualJobBody = {
       benefit_id: benefitId,
@@ -95,6 +178,8 @@ export class AssistedApplyHandler implements JobHandler {
               ...(applied.error === null ? {} : { error: applied.error }),
             },
           },
+          ...enrollmentGroupsProcessed(task, applied.groups ?? []),
+          ...enrollmentJobEnded(task, applied.status, applied.groups?.flatMap((g) => g.results)),
         ]);
       },
     };
@@ -146,7 +231,7 @@ export class AssistedApplyHandler implements JobHandler {
       }
       case 'benefit_enroll': {
         const p = task.payload as unknown as BenefitEnrollParams;
-        const individuals: IndividualResult[] = [];
+        const groups: AppliedGroup[] = [];
         // One call per effective date, as the automated path makes them; the provider keeps
         // future-dated configurations until their date.
         for (const group of p.groups) {
@@ -155,28 +240,36 @@ export class AssistedApplyHandler implements JobHandler {
             p.benefit_id,
             group.items.map((item) => ({ individual_id: item.individual_id, effective_date: group.effective_date, configuration: item.configuration })),
           );
-          individuals.push(...results.map(({ individual_id, code, message }) => ({ individual_id, code, ...(message ? { message } : {}) })));
+          groups.push({ effectiveDate: group.effective_date, results: results.map(resultOf) });
         }
+        const individuals = groups.flatMap((g) => g.results);
         const ok = someSucceeded(individuals);
         return {
           status: ok ? 'complete' : 'error',
           error: ok ? null : 'No individual could be enrolled',
           individuals,
+          groups,
           record: (manager, at) => this.enrollments.recordEnrolled(p.benefit_id, task.jobId, individuals, at, manager),
         };
       }
       case 'benefit_unenroll': {
         const p = task.payload as unknown as BenefitUnenrollParams;
         const results = await this.provider.unenroll(ref, p.benefit_id, p.individual_ids, p.effective_date);
-        const individuals = results.map(({ individual_id, code, message }) => ({ individual_id, code, ...(message ? { message } : {}) }));
+        const individuals = results.map(resultOf);
         const ok = someSucceeded(individuals);
         return {
           status: ok ? 'complete' : 'error',
           error: ok ? null : 'No individual could be unenrolled',
           individuals,
+          groups: [{ effectiveDate: p.effective_date, results: individuals }],
           record: (manager, at) => this.enrollments.recordUnenrolled(p.benefit_id, task.jobId, individuals, p.effective_date, at, manager),
         };
       }
     }
   }
+}
+
+/** A provider's answer for one individual, without an empty message. */
+function resultOf({ individual_id, code, message }: IndividualResult): IndividualResult {
+  return { individual_id, code, ...(message ? { message } : {}) };
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ManualJobBody } from '../../domain/assisted/manual-job';
+import { SagasRepository } from '../saga-state/saga-state.repository';
 
 /** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
 const affected = (result: unknown): number => (Array.isArray(result) && typeof result[1] === 'number' ? result[1] : 0);
@@ -11,6 +12,8 @@ const affected = (result: unknown): number => (Array.isArray(result) && typeof r
  */
 @Injectable()
 export class ManualJobsRepository {
+  constructor(private readonly sagas: SagasRepository) {}
+
   /** pending → in_progress: the task was completed and the change is being applied. */
   async markInProgress(jobId: string, at: Date, manager: EntityManager): Promise<boolean> {
     const result = await manager.query(
@@ -21,13 +24,15 @@ export class ManualJobsRepository {
     return affected(result) === 1;
   }
 
-  /** Ends an unfinished manual job; false when it had already ended. */
+  /** Ends an unfinished manual job (and moves the sagas waiting on it); false when it had already ended. */
   async finish(jobId: string, status: 'complete' | 'error', body: ManualJobBody, at: Date, manager: EntityManager): Promise<boolean> {
     const result = await manager.query(
       `UPDATE jobs SET status = $2, result = $3::jsonb, completed_at = $4, started_at = coalesce(started_at, $4)
        WHERE id = $1 AND kind = 'manual' AND status IN ('pending', 'in_progress') RETURNING id`,
       [jobId, status, JSON.stringify(body), at],
     );
-    return affected(result) === 1;
+    if (affected(result) !== 1) return false;
+    await this.sagas.jobEnded(manager, jobId, status, at);
+    return true;
   }
 }

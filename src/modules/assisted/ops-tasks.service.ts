@@ -10,7 +10,7 @@ import { BenefitEventsWriter } from '../benefits/benefit-events.writer';
 import { EnrollmentsRepository } from '../enrollments/enrollments.repository';
 import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
-import { ASSISTED_APPLY } from './assisted-apply.handler';
+import { ASSISTED_APPLY, enrollmentJobEnded } from './assisted-apply.handler';
 import { ManualJobsRepository } from './manual-jobs.repository';
 import { OpsTaskFilter, OpsTasksRepository } from './ops-tasks.repository';
 
@@ -74,7 +74,10 @@ export class OpsTasksService {
     return task;
   }
 
-  /** Marks the task failed and its manual job `error` with the note, at once. */
+  /**
+   * Marks the task failed and its manual job `error` with the note, at once; an enroll or
+   * unenroll job's end is reported as EnrollmentJobFailed, as the Automated path reports it.
+   */
   async fail(id: string, note: string, resolvedBy: string): Promise<OpsTask> {
     const now = this.clock.now();
     return this.dataSource.transaction(async (manager) => {
@@ -95,6 +98,7 @@ export class OpsTasksService {
           entityId: task.entityId,
           data: { task_id: task.id, job_id: task.jobId, type: task.type, benefit_id: benefitId, note, resolved_by: resolvedBy },
         },
+        ...enrollmentJobEnded(task, 'error'),
       ]);
       return task;
     });

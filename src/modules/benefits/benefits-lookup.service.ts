@@ -7,7 +7,7 @@ import { employerRefOf, PROVIDER_PORT, ProviderPort } from '../../domain/provide
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { notFound } from '../../domain/shared/domain-error';
-import { DataSource } from 'typeorm';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { BenefitsRepository } from './benefits.repository';
 
 export interface BenefitScope {
@@ -23,7 +23,7 @@ export interface BenefitScope {
 @Injectable()
 export class BenefitsLookup {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     private readonly benefits: BenefitsRepository,
     private readonly catalogue: ProviderCatalogue,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
@@ -32,12 +32,12 @@ export class BenefitsLookup {
 
   /** The entity's benefit, or 404 `benefit_not_found`. */
   async require({ connection, entity }: BenefitScope, benefitId: string): Promise<Benefit> {
-    const known = await this.benefits.findOfEntity(entity.id, benefitId);
+    const known = await this.benefits.findOfEntity(entity.id, benefitId, this.uow.manager);
     if (known) return known;
     const found = this.assisted(connection) ? undefined : await this.provider.benefit(employerRefOf(connection, entity), benefitId);
     if (!found) throw notFound(`No benefit ${benefitId} in this entity`, 'benefit_not_found');
     const now = this.clock.now();
-    const { benefit } = await this.dataSource.transaction((manager) =>
+    const { benefit } = await this.uow.transaction((manager) =>
       this.benefits.insertOrFind(
         {
           id: found.benefit_id,

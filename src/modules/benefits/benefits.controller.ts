@@ -5,7 +5,9 @@ import { ConnectionEntity } from '../../domain/connections/entity-scope';
 import { RequiresApiVersion } from '../../infrastructure/http/api-version';
 import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
 import { ApiEntityQuery } from '../employer/dto/entity-scoped-query.dto';
+import { CommandBus } from '@nestjs/cqrs';
 import { BenefitsService } from './benefits.service';
+import { CreateBenefitCommand, RegisterBenefitCommand, UpdateBenefitCommand } from './commands/benefit-commands';
 import { BenefitJobResponse, BenefitResponse, benefitView, CreateBenefitDto, RegisterBenefitDto, UpdateBenefitDto } from './dto/benefit.dto';
 
 /**
@@ -18,7 +20,10 @@ import { BenefitJobResponse, BenefitResponse, benefitView, CreateBenefitDto, Reg
 @RequiresAccessToken('benefits')
 @Controller('employer/benefits')
 export class BenefitsController {
-  constructor(private readonly benefits: BenefitsService) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly benefits: BenefitsService,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'List the deductions: live from an Automated provider (plus creations still pending), the service’s record for an Assisted one' })
@@ -45,14 +50,15 @@ export class BenefitsController {
     @CurrentEntity() entity: ConnectionEntity,
     @Body() body: CreateBenefitDto,
   ): Promise<BenefitJobResponse> {
-    const answer = await this.benefits.create(
+    const answer = await this.commands.execute(
+      new CreateBenefitCommand(
       { connection, entity },
       {
         type: body.type,
         description: body.description,
         frequency: body.frequency ?? null,
         companyContribution: body.company_contribution ? { type: 'match', tiers: body.company_contribution.tiers.map((t) => ({ match: t.match, threshold: t.threshold })) } : null,
-      },
+      }),
     );
     return { benefit_id: answer.benefitId, job_id: answer.jobId };
   }
@@ -67,9 +73,11 @@ export class BenefitsController {
     @CurrentEntity() entity: ConnectionEntity,
     @Body() body: RegisterBenefitDto,
   ): Promise<BenefitJobResponse> {
-    const answer = await this.benefits.register(
-      { connection, entity },
-      { type: body.type, description: body.description, frequency: body.frequency, companyContribution: null },
+    const answer = await this.commands.execute(
+      new RegisterBenefitCommand(
+        { connection, entity },
+        { type: body.type, description: body.description, frequency: body.frequency, companyContribution: null },
+      ),
     );
     return { benefit_id: answer.benefitId, job_id: answer.jobId };
   }
@@ -97,7 +105,7 @@ export class BenefitsController {
     @Param('benefit_id') benefitId: string,
     @Body() body: UpdateBenefitDto,
   ): Promise<BenefitJobResponse> {
-    const answer = await this.benefits.update({ connection, entity }, benefitId.toLowerCase(), body.description);
+    const answer = await this.commands.execute(new UpdateBenefitCommand({ connection, entity }, benefitId.toLowerCase(), body.description));
     return { benefit_id: answer.benefitId, job_id: answer.jobId };
   }
 }

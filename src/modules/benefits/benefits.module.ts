@@ -9,14 +9,25 @@ import { BenefitsController } from './benefits.controller';
 import { BenefitsLookup } from './benefits-lookup.service';
 import { BenefitsRepository } from './benefits.repository';
 import { BenefitsService } from './benefits.service';
+import { CreateBenefitHandler, RegisterBenefitHandler, UpdateBenefitHandler } from './commands/benefit-commands';
 import { BenefitCreateHandler } from './jobs/benefit-create.handler';
 import { BenefitUpdateHandler } from './jobs/benefit-update.handler';
 
-/** Deductions: create, register, read, update, meta; the benefit job handlers. */
+/** Deductions: create, register, update (commands), reads and meta; the benefit job handlers. */
 @Module({
   imports: [AuthModule, ProvidersModule, JobsModule, AssistedModule],
   controllers: [BenefitsController],
-  providers: [BenefitsRepository, BenefitsLookup, BenefitEventsWriter, BenefitsService, BenefitCreateHandler, BenefitUpdateHandler],
+  providers: [
+    BenefitsRepository,
+    BenefitsLookup,
+    BenefitEventsWriter,
+    BenefitsService,
+    CreateBenefitHandler,
+    RegisterBenefitHandler,
+    UpdateBenefitHandler,
+    BenefitCreateHandler,
+    BenefitUpdateHandler,
+  ],
   exports: [BenefitsRepository, BenefitsLookup, BenefitEventsWriter],
 })
 export class BenefitsModule implements OnModuleInit {

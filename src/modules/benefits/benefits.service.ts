@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { Benefit, BenefitOrigin } from '../../domain/benefits/benefit';
 import { BenefitCreateParams, BenefitJobParams } from '../../domain/benefits/benefit-job-params';
 import { BenefitRequest, CompanyBenefitOperation, sameDedupeKey, unsupportedBenefitRequest } from '../../domain/benefits/benefit-request';
@@ -38,7 +39,7 @@ const unsupported = (message: string) => new DomainError('unprocessable_request_
 @Injectable()
 export class BenefitsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     private readonly benefits: BenefitsRepository,
     private readonly lookup: BenefitsLookup,
     private readonly catalogue: ProviderCatalogue,
@@ -103,7 +104,7 @@ export class BenefitsService {
     }
     const assisted = this.lookup.assisted(scope.connection);
     const work: BenefitJobParams = { type: 'benefit_update', params: { benefit_id: benefit.id, description } };
-    const job = await this.dataSource.transaction(async (manager) => {
+    const job = await this.uow.transaction(async (manager) => {
       // Serializes writes of this benefit, so its events are published in commit order.
       await this.benefits.findKnownOfEntity(scope.entity.id, benefit.id, manager, { lock: true });
       const job = await this.enqueue(manager, scope, work, assisted);
@@ -128,7 +129,7 @@ export class BenefitsService {
     const known = await this.benefits.listKnownOfEntity(scope.entity.id);
     const seen = new Set(known.map((k) => k.benefit.id));
     const unseen = atProvider.filter((b) => !seen.has(b.benefit_id));
-    if (unseen.length > 0) await this.dataSource.transaction((manager) => this.recordProviderBenefits(scope, unseen, manager));
+    if (unseen.length > 0) await this.uow.transaction((manager) => this.recordProviderBenefits(scope, unseen, manager));
     return visibleBenefits(atProvider, known);
   }
 
@@ -143,7 +144,7 @@ export class BenefitsService {
     // Live, like the list: the provider's version of the benefit; one not seen before is recorded.
     const atProvider = isUuid(benefitId) ? await this.provider.benefit(this.refOf(scope), benefitId) : undefined;
     if (atProvider) {
-      if (!known) await this.dataSource.transaction((manager) => this.recordProviderBenefits(scope, [atProvider], manager));
+      if (!known) await this.uow.transaction((manager) => this.recordProviderBenefits(scope, [atProvider], manager));
       return recordOfProvider(atProvider);
     }
     if (known && isCreationPending(known)) return known.benefit;
@@ -173,7 +174,7 @@ export class BenefitsService {
   private async open(scope: BenefitScope, request: BenefitRequest, origin: Extract<BenefitOrigin, 'created' | 'registered'>): Promise<BenefitJobAnswer> {
     const assisted = this.lookup.assisted(scope.connection);
     const now = this.clock.now();
-    const answer = await this.dataSource.transaction(async (manager) => {
+    const answer = await this.uow.transaction(async (manager) => {
       const { benefit, created } = await this.benefits.insertOrFind(
         {
           id: randomUUID(),
@@ -217,7 +218,7 @@ export class BenefitsService {
    */
   private async answerExisting(scope: BenefitScope, benefitId: string): Promise<BenefitJobAnswer> {
     const assisted = this.lookup.assisted(scope.connection);
-    const answer = await this.dataSource.transaction(async (manager) => {
+    const answer = await this.uow.transaction(async (manager) => {
       const known = await this.benefits.findKnownOfEntity(scope.entity.id, benefitId, manager, { lock: true });
       if (!known) throw new Error(`benefit ${benefitId} vanished while being answered`);
       const { benefit } = known;
@@ -267,7 +268,7 @@ export class BenefitsService {
   }
 
   private async recordProviderBenefit(scope: BenefitScope, found: ProviderBenefit): Promise<Benefit> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.uow.transaction(async (manager) => {
       const [recorded] = await this.recordProviderBenefits(scope, [found], manager);
       return recorded;
     });

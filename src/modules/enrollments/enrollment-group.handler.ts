@@ -1,23 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
-import { enrollmentJobStatus, IndividualResult, individualResultsOf } from '../../domain/benefits/enrollment-job';
+import { IndividualResult } from '../../domain/benefits/enrollment-job';
 import { DEFAULT_RETRY_POLICY, Job } from '../../domain/jobs/job';
 import { employerRefOf, PROVIDER_PORT, ProviderPort } from '../../domain/providers/provider-port';
-import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { domainErrorResponse } from '../../infrastructure/http/error-response';
-import { NewBenefitEvent, BenefitEventsWriter } from '../benefits/benefit-events.writer';
 import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
 import { isTransientFailure } from '../jobs/job-worker';
 import { EnrollmentGroup, EnrollmentsRepository } from './enrollments.repository';
-import { ENROLLMENT_GROUP_JOB } from './enrollments.service';
+import { ENROLLMENT_GROUP_JOB } from './commands/enrollment-requests';
+import { EnrollmentJobProgress } from './enrollment-job-progress';
 
 /**
  * Submits one effective-date group of an enrollment (or unenrollment) job to the provider: one
  * call per group, on its date (the worker leases it once `scheduled_at` passes the clock). The
  * provider answers per individual; the group's results, the enrollment rows, the parent job's
- * status and the events commit together with this job's completion, so a worker that dies after
+ * status, its saga and the events commit together with this job's completion (EnrollmentJobProgress), so a worker that dies after
  * the provider call leaves the group pending and the next worker calls again (enroll and
  * unenroll are idempotent at the provider).
  */
@@ -29,9 +27,8 @@ export class EnrollmentGroupHandler implements JobHandler {
   constructor(
     private readonly enrollments: EnrollmentsRepository,
     private readonly connections: ConnectionsRepository,
-    private readonly events: BenefitEventsWriter,
+    private readonly progress: EnrollmentJobProgress,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
-    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async run(job: Job, { attempt }: JobRunContext): Promise<JobOutcome> {
@@ -53,7 +50,20 @@ export class EnrollmentGroupHandler implements JobHandler {
     return {
       status: 'complete',
       result: { group_id: group.id, results },
-      commit: (manager) => this.record(group, results, manager),
+      commit: (manager) => this.progress.groupProcessed(group, results, manager),
+    };
+  }
+
+  /** The worker gave up (its runs kept dying): the group ends with every individual failed, so its job can end. */
+  async abandon(job: Job, reason: string): Promise<JobOutcome> {
+    const groupId = typeof job.params?.group_id === 'string' ? job.params.group_id : undefined;
+    const group = groupId === undefined ? undefined : await this.enrollments.findGroup(groupId);
+    if (!group || group.status === 'processed') return { status: 'error', result: { error: reason } };
+    const results = group.items.map((i) => ({ individual_id: i.individual_id, code: 500, message: `The provider call was given up: ${reason}` }));
+    return {
+      status: 'complete',
+      result: { group_id: group.id, results, error: reason },
+      commit: (manager) => this.progress.groupProcessed(group, results, manager),
     };
   }
 
@@ -94,55 +104,6 @@ export class EnrollmentGroupHandler implements JobHandler {
         ? { individual_id: item.individual_id, code: answer.code }
         : { individual_id: item.individual_id, code: answer.code, message: answer.message };
     });
-  }
-
-  /** In the transaction that completes this group's job. */
-  private async record(group: EnrollmentGroup, results: IndividualResult[], manager: EntityManager): Promise<void> {
-    const now = this.clock.now();
-    // Same lock order as a new request of the benefit: benefit, then rows.
-    await this.enrollments.lockBenefit(group.benefitId, manager);
-    const parent = await this.enrollments.lockJob(group.jobId, manager);
-    if (!parent) throw new Error(`enrollment job ${group.jobId} is gone`);
-    if (!(await this.enrollments.markProcessed(group.id, results, now, manager))) return;
-    if (group.operation === 'enroll') await this.enrollments.recordEnrolled(group.benefitId, group.jobId, results, now, manager);
-    else await this.enrollments.recordUnenrolled(group.benefitId, group.jobId, results, group.effectiveDate, now, manager);
-
-    const groups = await this.enrollments.groupStatesOfJob(group.jobId, manager);
-    const status = enrollmentJobStatus(groups);
-    const body = individualResultsOf(groups);
-    await this.enrollments.updateParentJob(
-      group.jobId,
-      { status, result: { body }, startedAt: now, completedAt: status === 'pending' ? null : now },
-      manager,
-    );
-
-    const scope = { connectionId: parent.connectionId, entityId: parent.entityId ?? '' };
-    const succeeded = results.filter((r) => r.code === 200).length;
-    const events: NewBenefitEvent[] = [
-      {
-        type: 'EnrollmentGroupProcessed',
-        ...scope,
-        data: {
-          job_id: group.jobId,
-          benefit_id: group.benefitId,
-          operation: group.operation,
-          effective_date: group.effectiveDate,
-          succeeded,
-          failed: results.length - succeeded,
-          results,
-        },
-      },
-    ];
-    if (status !== 'pending') {
-      const total = body.length;
-      const ok = body.filter((r) => r.code === 200).length;
-      events.push({
-        type: status === 'complete' ? 'EnrollmentJobCompleted' : 'EnrollmentJobFailed',
-        ...scope,
-        data: { job_id: group.jobId, benefit_id: group.benefitId, operation: group.operation, status, succeeded: ok, failed: total - ok },
-      });
-    }
-    await this.events.record(manager, events);
   }
 }
 

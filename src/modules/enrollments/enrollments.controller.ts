@@ -17,6 +17,8 @@ import {
   MAX_ENROLLMENT_ELEMENTS,
   UnenrollDto,
 } from './dto/enrollment.dto';
+import { CommandBus } from '@nestjs/cqrs';
+import { EnrollIndividualsCommand, UnenrollIndividualsCommand } from './commands/enrollment-commands';
 import { EnrollmentsService } from './enrollments.service';
 
 /** Enrollment of individuals in a benefit; every operation is scoped to one entity. */
@@ -26,7 +28,10 @@ import { EnrollmentsService } from './enrollments.service';
 @RequiresAccessToken('benefits')
 @Controller('employer/benefits/:benefit_id')
 export class EnrollmentsController {
-  constructor(private readonly service: EnrollmentsService) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly service: EnrollmentsService,
+  ) {}
 
   @Post('individuals')
   @HttpCode(200)
@@ -40,8 +45,8 @@ export class EnrollmentsController {
     @Param('benefit_id', uuidParam('benefit_id')) benefitId: string,
     @Body(new ArrayBodyPipe(EnrollmentElementDto, { min: 1, max: MAX_ENROLLMENT_ELEMENTS })) elements: EnrollmentElementDto[],
   ): Promise<JobIdResponse> {
-    const { jobId } = await this.service.enroll({ connection, entity }, benefitId, elements);
-    return { job_id: jobId };
+    const { jobId } = await this.commands.execute(new EnrollIndividualsCommand({ connection, entity }, benefitId, elements));
+    return { job_id: jobId! };
   }
 
   @Delete('individuals')
@@ -55,8 +60,8 @@ export class EnrollmentsController {
     @Param('benefit_id', uuidParam('benefit_id')) benefitId: string,
     @Body() body: UnenrollDto,
   ): Promise<JobIdResponse> {
-    const { jobId } = await this.service.unenroll({ connection, entity }, benefitId, body.individual_ids);
-    return { job_id: jobId };
+    const { jobId } = await this.commands.execute(new UnenrollIndividualsCommand({ connection, entity }, benefitId, body.individual_ids));
+    return { job_id: jobId! };
   }
 
   @Get('enrolled')

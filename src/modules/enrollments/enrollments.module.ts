@@ -9,16 +9,31 @@ import { EnrollmentGroupHandler } from './enrollment-group.handler';
 import { EnrollmentsController } from './enrollments.controller';
 import { EnrollmentsRepository } from './enrollments.repository';
 import { EnrollmentsService } from './enrollments.service';
+import { EnrollIndividualsHandler } from './commands/enroll-individuals.handler';
+import { EnrollmentRequests } from './commands/enrollment-requests';
+import { UnenrollIndividualsHandler } from './commands/unenroll-individuals.handler';
+import { EnrollmentJobProgress } from './enrollment-job-progress';
+import { EnrollmentSaga } from '../../sagas/enrollment.saga';
 
 /**
- * Enrollments: `POST|DELETE|GET /employer/benefits/{id}/individuals`, `GET …/enrolled`, and the
- * handler of the internal jobs that submit each effective-date group to the provider.
+ * Enrollments: `POST|DELETE|GET /employer/benefits/{id}/individuals`, `GET …/enrolled`, the
+ * enroll and unenroll commands (REST and HRIS events alike), and the handler of the internal
+ * jobs that submit each effective-date group to the provider.
  */
 @Module({
   imports: [AuthModule, ProvidersModule, JobsModule, BenefitsModule, AssistedModule],
   controllers: [EnrollmentsController],
-  providers: [EnrollmentsRepository, EnrollmentsService, EnrollmentGroupHandler],
-  exports: [EnrollmentsRepository],
+  providers: [
+    EnrollmentsRepository,
+    EnrollmentsService,
+    EnrollmentRequests,
+    EnrollIndividualsHandler,
+    UnenrollIndividualsHandler,
+    EnrollmentJobProgress,
+    EnrollmentSaga,
+    EnrollmentGroupHandler,
+  ],
+  exports: [EnrollmentsRepository, EnrollmentJobProgress],
 })
 export class EnrollmentsModule implements OnModuleInit {
   constructor(

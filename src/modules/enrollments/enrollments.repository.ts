@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { EnrollmentConfigurationParams } from '../../domain/benefits/benefit-job-params';
 import { GroupState, IndividualResult } from '../../domain/benefits/enrollment-job';
+import { SagasRepository } from '../saga-state/saga-state.repository';
 
 export type EnrollmentStatus = 'pending' | 'enrolled' | 'unenrolled' | 'error';
 export type GroupOperation = 'enroll' | 'unenroll';
@@ -59,7 +60,10 @@ const groupOf = (row: GroupRow): EnrollmentGroup => ({
  */
 @Injectable()
 export class EnrollmentsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sagas: SagasRepository,
+  ) {}
 
   /** Serializes enrollment writes of one benefit (requests and group commits). */
   async lockBenefit(benefitId: string, manager: EntityManager): Promise<void> {
@@ -75,18 +79,20 @@ export class EnrollmentsRepository {
     jobId: string,
     at: Date,
     manager: EntityManager,
+    occurredAt: Date = at,
   ): Promise<void> {
     const CHUNK = 1_000;
     for (let start = 0; start < rows.length; start += CHUNK) {
       const chunk = rows.slice(start, start + CHUNK);
       await manager.query(
-        `INSERT INTO enrollments (benefit_id, individual_id, entity_id, configuration, effective_date, status, ended_on, job_id, updated_at)
-         SELECT r.benefit_id, r.individual_id, r.entity_id, r.configuration, r.effective_date, 'pending', NULL, $2, $3
+        `INSERT INTO enrollments (benefit_id, individual_id, entity_id, configuration, effective_date, status, ended_on, job_id, updated_at, occurred_at)
+         SELECT r.benefit_id, r.individual_id, r.entity_id, r.configuration, r.effective_date, 'pending', NULL, $2, $3, $4
          FROM jsonb_to_recordset($1::jsonb)
            AS r(benefit_id uuid, individual_id uuid, entity_id uuid, configuration jsonb, effective_date date)
          ON CONFLICT (benefit_id, individual_id) DO UPDATE
            SET configuration = EXCLUDED.configuration, effective_date = EXCLUDED.effective_date, status = 'pending',
-               ended_on = NULL, job_id = EXCLUDED.job_id, updated_at = EXCLUDED.updated_at`,
+               ended_on = NULL, job_id = EXCLUDED.job_id, updated_at = EXCLUDED.updated_at,
+               occurred_at = greatest(enrollments.occurred_at, EXCLUDED.occurred_at)`,
         [
           JSON.stringify(
             chunk.map((r) => ({
@@ -99,9 +105,28 @@ export class EnrollmentsRepository {
           ),
           jobId,
           at,
+          occurredAt,
         ],
       );
     }
+  }
+
+  /** Individuals (of `ids`) whose enrollment reflects a change that happened after `occurredAt`. */
+  async changedAfter(benefitId: string, ids: string[], occurredAt: Date, manager: EntityManager): Promise<string[]> {
+    const rows: { individual_id: string }[] = await manager.query(
+      `SELECT individual_id FROM enrollments WHERE benefit_id = $1 AND individual_id = ANY($2::uuid[]) AND occurred_at > $3`,
+      [benefitId, ids.map((id) => id.toLowerCase()), occurredAt],
+    );
+    return rows.map((r) => r.individual_id);
+  }
+
+  /** Rows still waiting for `jobId` end from `endedOn`: a later unenroll took those individuals over. */
+  async endWaitingRows(benefitId: string, jobId: string, ids: string[], endedOn: string, at: Date, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE enrollments SET status = 'unenrolled', ended_on = $4::date, updated_at = $5
+       WHERE benefit_id = $1 AND job_id = $2 AND status = 'pending' AND individual_id = ANY($3::uuid[])`,
+      [benefitId, jobId, ids, endedOn, at],
+    );
   }
 
   /** Records how the provider answered an enroll group: rows still waiting for this job only. */
@@ -123,6 +148,16 @@ export class EnrollmentsRepository {
        WHERE benefit_id = $1 AND individual_id = ANY($2::uuid[])`,
       [benefitId, ok, endedOn, jobId, at],
     );
+  }
+
+  /** Benefits of the entity the individual is enrolled in, or waiting to be, through this service. */
+  async benefitsEnrolling(entityId: string, individualId: string, manager: EntityManager): Promise<string[]> {
+    const rows: { benefit_id: string }[] = await manager.query(
+      `SELECT benefit_id FROM enrollments
+       WHERE entity_id = $1 AND individual_id = $2 AND status IN ('pending', 'enrolled') ORDER BY benefit_id`,
+      [entityId, individualId.toLowerCase()],
+    );
+    return rows.map((r) => r.benefit_id);
   }
 
   async listOfBenefit(
@@ -176,15 +211,47 @@ export class EnrollmentsRepository {
     );
   }
 
+  /**
+   * Enroll groups of the benefit still waiting to be submitted, dated `fromDate` or later, that name any
+   * of `ids` (other jobs than `exceptJobId`), locked. A group whose job a worker is running right
+   * now is left out: its provider call is already under way.
+   */
+  async waitingGroupsNaming(benefitId: string, ids: string[], fromDate: string, exceptJobId: string, manager: EntityManager): Promise<EnrollmentGroup[]> {
+    const rows: GroupRow[] = await manager.query(
+      `SELECT ${GROUP_COLUMNS} FROM enrollment_groups g
+       WHERE g.benefit_id = $1 AND g.operation = 'enroll' AND g.status = 'pending' AND g.effective_date >= $3::date AND g.job_id <> $4
+         AND EXISTS (SELECT 1 FROM jsonb_array_elements(g.items) e WHERE (e->>'individual_id') = ANY($2::text[]))
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.type = 'benefit_enrollment_group' AND j.params->>'group_id' = g.id::text AND j.status = 'in_progress')
+       ORDER BY g.effective_date, g.id
+       FOR UPDATE OF g`,
+      [benefitId, ids.map((id) => id.toLowerCase()), fromDate, exceptJobId],
+    );
+    return rows.map(groupOf);
+  }
+
+  /** Takes items out of a waiting group with their results; a group left empty is processed. */
+  async shrinkGroup(id: string, remaining: EnrollmentGroup['items'], results: IndividualResult[], at: Date, manager: EntityManager) {
+    await manager.query(
+      `UPDATE enrollment_groups SET items = $2::jsonb, results = coalesce(results, '[]'::jsonb) || $3::jsonb,
+              status = CASE WHEN jsonb_array_length($2::jsonb) = 0 THEN 'processed' ELSE status END,
+              processed_at = CASE WHEN jsonb_array_length($2::jsonb) = 0 THEN $4 ELSE processed_at END
+       WHERE id = $1 AND status = 'pending'`,
+      [id, JSON.stringify(remaining), JSON.stringify(results), at],
+    );
+  }
+
   async findGroup(id: string, manager: EntityManager = this.dataSource.manager): Promise<EnrollmentGroup | undefined> {
     const rows: GroupRow[] = await manager.query(`SELECT ${GROUP_COLUMNS} FROM enrollment_groups WHERE id = $1`, [id]);
     return rows[0] && groupOf(rows[0]);
   }
 
-  /** Marks the group processed; false when another run already did (nothing written then). */
+  /**
+   * Marks the group processed, after the results of individuals superseded while it waited;
+   * false when another run already did (nothing written then).
+   */
   async markProcessed(id: string, results: IndividualResult[], at: Date, manager: EntityManager): Promise<boolean> {
     const rows = await manager.query(
-      `UPDATE enrollment_groups SET status = 'processed', results = $2::jsonb, processed_at = $3
+      `UPDATE enrollment_groups SET status = 'processed', results = coalesce(results, '[]'::jsonb) || $2::jsonb, processed_at = $3
        WHERE id = $1 AND status = 'pending' RETURNING id`,
       [id, JSON.stringify(results), at],
     );
@@ -214,10 +281,13 @@ export class EnrollmentsRepository {
     jobId: string,
     update: { status: string; result: Record<string, unknown>; startedAt: Date; completedAt: Date | null },
     manager: EntityManager,
+    /** How the job ended for its sagas, when not its status (`superseded`). */
+    sagaStatus: string = update.status,
   ): Promise<void> {
     await manager.query(
       `UPDATE jobs SET status = $2, result = $3::jsonb, started_at = coalesce(started_at, $4), completed_at = $5 WHERE id = $1`,
       [jobId, update.status, JSON.stringify(update.result), update.startedAt, update.completedAt],
     );
+    if (update.completedAt !== null) await this.sagas.jobEnded(manager, jobId, sagaStatus, update.completedAt);
   }
 }

@@ -31,6 +31,11 @@ export interface JobOutcome {
 export interface JobHandler {
   readonly type: string;
   run(job: Job, context: JobRunContext): Promise<JobOutcome>;
+  /**
+   * What a job ends with when the worker gives up on it (its runs keep dying); its commit runs
+   * in the transaction that ends it. Without it, or if it throws, the job ends in `error`.
+   */
+  abandon?(job: Job, reason: string): Promise<JobOutcome>;
 }
 
 /** Handlers by job type; modules register theirs at init, workers start after. */

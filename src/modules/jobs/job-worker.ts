@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { Job, nextAttemptAt, RetryPolicy } from '../../domain/jobs/job';
 import { DomainError } from '../../domain/shared/domain-error';
 import { Clock, CLOCK } from '../../domain/shared/clock';
-import { JobHandlerRegistry, JobOutcome } from './job-handler';
+import { JobHandler, JobHandlerRegistry, JobOutcome } from './job-handler';
 import { JobSignal } from './job-signal';
 import { JobsRepository } from './jobs.repository';
 
@@ -148,15 +148,6 @@ export class JobWorker {
   private async execute(job: Job, controller: AbortController): Promise<void> {
     // Only types with a handler are leased (lease() filters on registry.types()).
     const handler = this.registry.handlerFor(job.type)!;
-    if (job.attempts > this.settings.retry.maxAttempts) {
-      // Leased more times than allowed: earlier runs died with their worker (a job that crashes it).
-      await this.jobs.finish(job.id, this.owner, {
-        status: 'error',
-        result: { error: `Gave up after ${job.attempts - 1} runs that never finished`, attempts: job.attempts - 1 },
-        completedAt: this.clock.now(),
-      });
-      return;
-    }
     const renewal = setInterval(() => {
       this.jobs
         .renewLease(job.id, this.owner, this.settings.leaseMs)
@@ -167,6 +158,7 @@ export class JobWorker {
         .catch((error) => this.logger.warn(`renewing the lease of job ${job.id} failed: ${(error as Error).message}`));
     }, Math.max(10, Math.floor(this.settings.leaseMs / 3)));
     try {
+      if (job.attempts > this.settings.retry.maxAttempts) return await this.giveUp(job, handler, controller);
       let outcome: JobOutcome;
       try {
         outcome = await handler.run(job, { signal: controller.signal, attempt: job.attempts });
@@ -174,17 +166,47 @@ export class JobWorker {
         if (controller.signal.aborted) return await this.interrupted(job, controller.signal.reason);
         return await this.failed(job, error);
       }
-      if (controller.signal.aborted) {
-        await outcome.discard?.();
-        return await this.interrupted(job, controller.signal.reason);
-      }
-      await this.complete(job, outcome);
+      await this.conclude(job, outcome, controller, (error) => this.failed(job, error));
     } finally {
       clearInterval(renewal);
     }
   }
 
-  private async complete(job: Job, outcome: JobOutcome): Promise<void> {
+  /**
+   * Leased more times than allowed: earlier runs died with their worker (a job that crashes it).
+   * The handler's `abandon` outcome, when it has one, ends the job like any run's outcome, so
+   * what the job stands for is not left waiting on it; otherwise, or if that fails, it ends in error.
+   */
+  private async giveUp(job: Job, handler: JobHandler, controller: AbortController): Promise<void> {
+    const runs = job.attempts - 1;
+    const reason = `Gave up after ${runs} runs that never finished`;
+    const endInError = async () => {
+      await this.jobs.finish(job.id, this.owner, { status: 'error', result: { error: reason, attempts: runs }, completedAt: this.clock.now() });
+    };
+    if (!handler.abandon) return endInError();
+    let outcome: JobOutcome;
+    try {
+      outcome = await handler.abandon(job, reason);
+    } catch (error) {
+      this.logger.error(`job ${job.id} (${job.type}): abandoning it failed, ending it in error: ${(error as Error)?.stack ?? error}`);
+      return endInError();
+    }
+    await this.conclude(job, outcome, controller, (error) => {
+      this.logger.error(`job ${job.id} (${job.type}): committing its abandon outcome failed, ending it in error: ${(error as Error)?.stack ?? error}`);
+      return endInError();
+    });
+  }
+
+  /** Ends the job with a handler's outcome, unless it was told to stop meanwhile. */
+  private async conclude(job: Job, outcome: JobOutcome, controller: AbortController, onCommitFailure: (error: unknown) => Promise<void>) {
+    if (controller.signal.aborted) {
+      await outcome.discard?.();
+      return this.interrupted(job, controller.signal.reason);
+    }
+    await this.complete(job, outcome, onCommitFailure);
+  }
+
+  private async complete(job: Job, outcome: JobOutcome, onCommitFailure: (error: unknown) => Promise<void>): Promise<void> {
     let committed: boolean;
     try {
       committed = await this.dataSource.transaction(async (manager) => {
@@ -200,7 +222,7 @@ export class JobWorker {
       });
     } catch (error) {
       await outcome.discard?.().catch((e) => this.logger.warn(`discarding job ${job.id}'s writes failed: ${(e as Error).message}`));
-      return this.failed(job, error);
+      return onCommitFailure(error);
     }
     if (!committed) {
       this.logger.warn(`job ${job.id} finished after its lease was taken over; its outcome is dropped`);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
+import { SagasRepository } from '../saga-state/saga-state.repository';
 
 interface JobRow {
   id: string;
@@ -60,7 +61,10 @@ const affected = (result: unknown): number => (Array.isArray(result) && typeof r
  */
 @Injectable()
 export class JobsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sagas: SagasRepository,
+  ) {}
 
   private db(manager?: EntityManager) {
     return manager ?? this.dataSource.manager;
@@ -175,19 +179,25 @@ export class JobsRepository {
     return affected(result) === 1;
   }
 
-  /** Records the final status; false (nothing written) when the lease is no longer this owner's. */
+  /**
+   * Records the final status; false (nothing written) when the lease is no longer this owner's.
+   * Sagas waiting on the job move in the same transaction.
+   */
   async finish(
     id: string,
     owner: string,
     outcome: { status: FinalJobStatus; result: Record<string, unknown> | null; completedAt: Date },
     manager?: EntityManager,
   ): Promise<boolean> {
-    const result = await this.db(manager).query(
+    if (!manager) return this.dataSource.transaction((m) => this.finish(id, owner, outcome, m));
+    const result = await manager.query(
       `UPDATE jobs SET status = $3, result = $4, completed_at = $5, leased_by = NULL, leased_until = NULL
        WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
       [id, owner, outcome.status, outcome.result === null ? null : JSON.stringify(outcome.result), outcome.completedAt],
     );
-    return affected(result) === 1;
+    if (affected(result) !== 1) return false;
+    await this.sagas.jobEnded(manager, id, outcome.status, outcome.completedAt);
+    return true;
   }
 
   /** Puts the job back in the queue to run at `scheduledAt` (a retry), keeping why it failed. */

@@ -9,9 +9,11 @@ import {
   EmployerDataRepository,
   EmployerDataRow,
 } from '../../infrastructure/database/repositories/employer-data.repository';
+import { OutboxWriter } from '../../infrastructure/messaging/outbox/outbox-writer';
 import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
 import { SandboxCompletionStatus, SandboxJobConfigurationsRepository } from './sandbox-job-configurations.repository';
 import { SnapshotRows } from './snapshot-rows';
+import { publishSyncHrisEvents } from './sync-hris-events';
 
 /** Rows per insert, and the JSON bytes that end a batch sooner (pay statements are large). */
 const INSERT_ROWS = 1_000;
@@ -29,7 +31,9 @@ interface WrittenGeneration {
  * `data_sync_all`: copies every active entity's data from the provider into a new generation of
  * `employer_data`, then switches the entities to it together with the job's completion (one
  * transaction), then drops all but the new and the previous generation. Reads never see a
- * half-written sync. A sandbox connection's job configuration can make the sync fail instead.
+ * half-written sync. The same transaction publishes the HRIS events the change between the two
+ * generations reveals (new individuals, end dates). A sandbox connection's job configuration can
+ * make the sync fail instead.
  */
 @Injectable()
 export class DataSyncHandler implements JobHandler {
@@ -41,6 +45,7 @@ export class DataSyncHandler implements JobHandler {
     private readonly employerData: EmployerDataRepository,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly outbox: OutboxWriter,
   ) {}
 
   async run(job: Job, { signal }: JobRunContext): Promise<JobOutcome> {
@@ -82,6 +87,13 @@ export class DataSyncHandler implements JobHandler {
             manager,
           );
           previous.set(w.entityId, replaced);
+          await publishSyncHrisEvents(this.outbox, manager, {
+            connectionId: connection.id,
+            entityId: w.entityId,
+            previous: replaced,
+            generation: w.generation,
+            occurredAt: completedAt,
+          });
         }
       },
       // The previous generation stays: a read that began before the switch may still be on it.

@@ -2,17 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { BenefitJobParams, EnrollmentConfigurationParams } from '../../../src/domain/benefits/benefit-job-params';
 import { Connection } from '../../../src/domain/connections/connection';
-import { Job } from '../../../src/domain/jobs/job';
+import { DEFAULT_RETRY_POLICY, Job } from '../../../src/domain/jobs/job';
 import { EmployerRef, employerRefOf, PROVIDER_PORT, ProviderPort } from '../../../src/domain/providers/provider-port';
 import { ManualClock } from '../../../src/domain/shared/clock';
 import { ConnectionsRepository } from '../../../src/infrastructure/database/repositories/connections.repository';
 import { SandboxEmployerStore } from '../../../src/infrastructure/providers/sandbox/sandbox-employer.store';
 import { IssuedCredentials } from '../../../src/modules/applications/applications.service';
+import { ASSISTED_APPLY } from '../../../src/modules/assisted/assisted-apply.handler';
 import { AssistedWorkService } from '../../../src/modules/assisted/assisted-work.service';
+import { ManualJobsRepository } from '../../../src/modules/assisted/manual-jobs.repository';
+import { OpsTasksRepository } from '../../../src/modules/assisted/ops-tasks.repository';
 import { BenefitsRepository } from '../../../src/modules/benefits/benefits.repository';
 import { EnrollmentsRepository } from '../../../src/modules/enrollments/enrollments.repository';
 import { JobHandlerRegistry } from '../../../src/modules/jobs/job-handler';
 import { JobWorker } from '../../../src/modules/jobs/job-worker';
+import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { basic, createApplication } from '../../utils/connect';
 import { expectEventually } from '../../utils/expect-eventually';
@@ -80,6 +84,17 @@ describeWithPostgres('Assisted work', () => {
     (await dataSource.query(`SELECT payload FROM outbox_messages WHERE type = $1 ORDER BY id`, [`${type}.v1`])).map(
       (r: { payload: { data: Record<string, unknown> } }) => r.payload,
     );
+  /** The outbox rows about one job, oldest first: `type.v1` on benefits.events, keyed by connection. */
+  const eventsOfJob = async (jobId: string) => {
+    const rows: { topic: string; message_key: string; type: string; payload: { type: string; version: number; connection_id: string; entity_id: string; data: Record<string, unknown> } }[] =
+      await dataSource.query(`SELECT topic, message_key, type, payload FROM outbox_messages WHERE payload->'data'->>'job_id' = $1 ORDER BY id`, [jobId]);
+    for (const row of rows) {
+      expect(row).toMatchObject({ topic: 'benefits.events', message_key: connection.id, type: `${row.payload.type}.v1` });
+      expect(row.payload).toMatchObject({ version: 1, connection_id: connection.id, entity_id: ref.entityId });
+    }
+    return rows.map((r) => ({ type: r.payload.type, data: r.payload.data }));
+  };
+  const enrollmentEventsOfJob = async (jobId: string) => (await eventsOfJob(jobId)).filter((e) => e.type.startsWith('Enrollment'));
 
   /** A benefit the service records (as the create command does) and the provider holds. */
   async function benefitAtProvider(description = `Plan ${randomUUID().slice(0, 8)}`) {
@@ -199,6 +214,8 @@ describeWithPostgres('Assisted work', () => {
     expect(await eventsOf('OpsTaskCompleted')).toContainEqual(
       expect.objectContaining({ data: expect.objectContaining({ task_id: task.task_id, job_id: job.id, job_status: 'complete', resolved_by: 'ops' }) }),
     );
+    // As on the Automated path, the benefit's own event belongs to the request; applying adds none.
+    expect((await eventsOfJob(job.id)).map((e) => e.type)).toEqual(['OpsTaskOpened', 'OpsTaskCompleted']);
   });
 
   it('completing an enroll task enrolls per effective date, records the rows, and reports each individual', async () => {
@@ -227,6 +244,8 @@ describeWithPostgres('Assisted work', () => {
     expect((await ops(`/ops/api/tasks/${task.task_id}/complete`)).status).toBe(200);
 
     const settled = await manualJobSettled(job.id);
+    // Read at once: the events commit with the manual job's end.
+    const events = await eventsOfJob(job.id);
     expect(settled.status).toBe('complete');
     expect(settled.body).toEqual({
       benefit_id: benefitId,
@@ -239,6 +258,25 @@ describeWithPostgres('Assisted work', () => {
         { individual_id: later, code: 200 },
       ],
     });
+    expect(events.map((e) => e.type)).toEqual([
+      'OpsTaskOpened',
+      'OpsTaskCompleted',
+      'EnrollmentGroupProcessed',
+      'EnrollmentGroupProcessed',
+      'EnrollmentJobCompleted',
+    ]);
+    const enrollment = { job_id: job.id, benefit_id: benefitId, operation: 'enroll' };
+    expect(events.slice(2)).toEqual([
+      {
+        type: 'EnrollmentGroupProcessed',
+        data: { ...enrollment, effective_date: '2026-07-02', succeeded: 2, failed: 1, results: settled.body.individuals.slice(0, 3) },
+      },
+      {
+        type: 'EnrollmentGroupProcessed',
+        data: { ...enrollment, effective_date: '2026-08-01', succeeded: 1, failed: 0, results: [{ individual_id: later, code: 200 }] },
+      },
+      { type: 'EnrollmentJobCompleted', data: { ...enrollment, status: 'complete', succeeded: 3, failed: 1 } },
+    ]);
     const inForce = async (date: string) => (await provider.enrollments(ref, benefitId, date)).map((e) => e.individual_id).sort();
     expect(await inForce('2026-07-02')).toEqual([now1, now2].sort());
     expect(await inForce('2026-08-01')).toEqual([now1, now2, later].sort());
@@ -270,6 +308,14 @@ describeWithPostgres('Assisted work', () => {
     expect((await ops(`/ops/api/tasks/${unenrollTask.task_id}/complete`)).status).toBe(200);
     const ended = await manualJobSettled(unenroll.id);
     expect(ended).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: now2, code: 200 }, { individual_id: stranger, code: 404 }] } });
+    const unenrollment = { job_id: unenroll.id, benefit_id: benefitId, operation: 'unenroll' };
+    expect(await enrollmentEventsOfJob(unenroll.id)).toEqual([
+      {
+        type: 'EnrollmentGroupProcessed',
+        data: { ...unenrollment, effective_date: '2026-07-02', succeeded: 1, failed: 1, results: ended.body.individuals },
+      },
+      { type: 'EnrollmentJobCompleted', data: { ...unenrollment, status: 'complete', succeeded: 1, failed: 1 } },
+    ]);
     expect(await inForce('2026-07-02')).toEqual([now1]);
     const after = await service.app.get(EnrollmentsRepository).listOfBenefit(benefitId, { individualIds: [now2] });
     expect(after[0]).toMatchObject({ status: 'unenrolled', endedOn: '2026-07-02' });
@@ -282,6 +328,7 @@ describeWithPostgres('Assisted work', () => {
     expect((await manualJobSettled(job.id)).status).toBe('complete');
     expect((await provider.benefit(ref, benefitId))?.description).toBe('After');
     expect((await service.app.get(BenefitsRepository).findOfEntity(ref.entityId, benefitId))?.description).toBe('After');
+    expect((await eventsOfJob(job.id)).map((e) => e.type)).toEqual(['OpsTaskOpened', 'OpsTaskCompleted']);
   });
 
   it('a change the provider refuses ends the manual job in error with the reason', async () => {
@@ -301,6 +348,70 @@ describeWithPostgres('Assisted work', () => {
     expect(await eventsOf('OpsTaskCompleted')).toContainEqual(
       expect.objectContaining({ data: expect.objectContaining({ job_id: enroll.id, job_status: 'error' }) }),
     );
+    // Refused as a whole: no group was processed, and the job failed for everyone asked for.
+    expect(await enrollmentEventsOfJob(enroll.id)).toEqual([
+      { type: 'EnrollmentJobFailed', data: { job_id: enroll.id, benefit_id: unknownBenefit, operation: 'enroll', status: 'error', succeeded: 0, failed: 1 } },
+    ]);
+    expect(await enrollmentEventsOfJob(update.id)).toEqual([]);
+  });
+
+  it('an enroll the provider answers with no success ends in error: its group is processed and the job failed', async () => {
+    const benefitId = await benefitAtProvider();
+    const strangers = [randomUUID(), randomUUID()];
+    const job = await open({
+      type: 'benefit_enroll',
+      params: { benefit_id: benefitId, groups: [{ effective_date: '2026-07-02', items: strangers.map((id) => ({ individual_id: id, configuration: FIVE_PERCENT })) }] },
+    });
+    expect((await ops(`/ops/api/tasks/${(await taskOf(job.id)).task_id}/complete`)).status).toBe(200);
+    const settled = await manualJobSettled(job.id);
+    expect(settled).toMatchObject({ status: 'error', body: { error: 'No individual could be enrolled' } });
+    const enrollment = { job_id: job.id, benefit_id: benefitId, operation: 'enroll' };
+    expect(await enrollmentEventsOfJob(job.id)).toEqual([
+      { type: 'EnrollmentGroupProcessed', data: { ...enrollment, effective_date: '2026-07-02', succeeded: 0, failed: 2, results: settled.body.individuals } },
+      { type: 'EnrollmentJobFailed', data: { ...enrollment, status: 'error', succeeded: 0, failed: 2 } },
+    ]);
+    expect(settled.body.individuals.map((r: { code: number }) => r.code)).toEqual([404, 404]);
+  });
+
+  it('an apply whose runs keep dying ends the manual job in error, with its events', async () => {
+    const [person] = await people(1);
+    const benefitId = randomUUID();
+    const job = await open({
+      type: 'benefit_enroll',
+      params: { benefit_id: benefitId, groups: [{ effective_date: '2026-07-02', items: [{ individual_id: person, configuration: FIVE_PERCENT }] }] },
+    });
+    const task = await taskOf(job.id);
+    const applyId = randomUUID();
+    // Ops completed the task, and every run of its apply job died with its worker: the job is
+    // left leased by a dead worker with no attempts left. One transaction, so no worker sees it earlier.
+    await dataSource.transaction(async (manager) => {
+      const now = clock.now();
+      await service.app.get(OpsTasksRepository).resolve(task.task_id, { status: 'completed', note: null, resolvedBy: 'ops', resolvedAt: now }, manager);
+      await service.app.get(ManualJobsRepository).markInProgress(job.id, now, manager);
+      await service.app.get(JobsRepository).insert(
+        { id: applyId, connectionId: connection.id, entityId: ref.entityId, kind: 'internal', type: ASSISTED_APPLY, params: { task_id: task.task_id }, createdAt: now },
+        manager,
+      );
+      await manager.query(
+        `UPDATE jobs SET status = 'in_progress', leased_by = 'crashed-worker', leased_until = now() - interval '1 second', attempts = $2 WHERE id = $1`,
+        [applyId, DEFAULT_RETRY_POLICY.maxAttempts],
+      );
+    });
+    expect((await manualJob(job.id)).body.status).toBe('in_progress');
+
+    const settled = await manualJobSettled(job.id);
+    expect(settled).toEqual({
+      job_id: job.id,
+      status: 'error',
+      body: { benefit_id: benefitId, note: null, error: expect.stringContaining(`Gave up after ${DEFAULT_RETRY_POLICY.maxAttempts} runs`) },
+    });
+    const [apply] = await dataSource.query(`SELECT status, result FROM jobs WHERE id = $1`, [applyId]);
+    expect(apply).toEqual({ status: 'complete', result: { task_id: task.task_id, manual_job_id: job.id, manual_job_status: 'error' } });
+    expect(await eventsOfJob(job.id)).toEqual([
+      expect.objectContaining({ type: 'OpsTaskOpened' }),
+      { type: 'OpsTaskCompleted', data: expect.objectContaining({ task_id: task.task_id, job_status: 'error', error: settled.body.error }) },
+      { type: 'EnrollmentJobFailed', data: { job_id: job.id, benefit_id: benefitId, operation: 'enroll', status: 'error', succeeded: 0, failed: 1 } },
+    ]);
   });
 
   it('failing a task ends the manual job in error with the note at once, and its enrollment rows too', async () => {
@@ -330,6 +441,19 @@ describeWithPostgres('Assisted work', () => {
     expect(await eventsOf('OpsTaskFailed')).toContainEqual(
       expect.objectContaining({ data: expect.objectContaining({ task_id: task.task_id, note: 'Plan is closed to new enrollments' }) }),
     );
+    expect(await enrollmentEventsOfJob(job.id)).toEqual([
+      { type: 'EnrollmentJobFailed', data: { job_id: job.id, benefit_id: benefitId, operation: 'enroll', status: 'error', succeeded: 0, failed: 1 } },
+    ]);
+
+    // An unenroll task failed the same way; other work has no enrollment event.
+    const unenroll = await open({ type: 'benefit_unenroll', params: { benefit_id: benefitId, effective_date: '2026-07-02', individual_ids: [person, randomUUID()] } });
+    expect((await ops(`/ops/api/tasks/${(await taskOf(unenroll.id)).task_id}/fail`, { note: 'Not now' })).status).toBe(200);
+    expect(await enrollmentEventsOfJob(unenroll.id)).toEqual([
+      { type: 'EnrollmentJobFailed', data: { job_id: unenroll.id, benefit_id: benefitId, operation: 'unenroll', status: 'error', succeeded: 0, failed: 2 } },
+    ]);
+    const update = await open({ type: 'benefit_update', params: { benefit_id: benefitId, description: 'Never' } });
+    expect((await ops(`/ops/api/tasks/${(await taskOf(update.id)).task_id}/fail`, { note: 'No' })).status).toBe(200);
+    expect((await eventsOfJob(update.id)).map((e) => e.type)).toEqual(['OpsTaskOpened', 'OpsTaskFailed']);
   });
 });
 

@@ -13,6 +13,7 @@ import { JobHandlerRegistry } from '../../../src/modules/jobs/job-handler';
 import { JobSignal } from '../../../src/modules/jobs/job-signal';
 import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
+import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { basic, bearer, createApplication } from '../../utils/connect';
 import { expectEventually } from '../../utils/expect-eventually';
@@ -140,7 +141,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
 
   it('a worker that dies after the provider call and before recording it: the next worker completes the job, one enrollment each', async () => {
     const { token, people, benefitId } = await employerWithPlan();
-    const dying = new DyingJobs(db());
+    const dying = new DyingJobs(db(), new SagasRepository(db()));
     let calls = 0;
     let wakeTheDead = () => undefined as void;
     adapter.enroll = async (ref, id, elements) => {
@@ -178,6 +179,32 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     wakeTheDead();
     await expectEventually(() => expect(workers[0].activeJobIds).toEqual([]));
     expect(await groupJob(jobId)).toEqual({ status: 'complete', attempts: 2 });
+  });
+
+  it('a group whose runs kept dying: the worker that gives up ends the group, its job and its saga', async () => {
+    const { token, people, benefitId } = await employerWithPlan();
+    let calls = 0;
+    adapter.enroll = async (ref, id, elements) => {
+      calls++;
+      return realEnroll(ref, id, elements);
+    };
+    const jobId = await enroll(token, benefitId, people);
+    // As if every run so far had died mid-way (each lease counts a run).
+    await db().query(`UPDATE jobs SET attempts = $2 WHERE kind = 'internal' AND params->>'job_id' = $1`, [jobId, DEFAULT_RETRY_POLICY.maxAttempts]);
+    worker(service.app.get(JobsRepository), 10_000);
+
+    await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('error'));
+    expect(calls).toBe(0);
+    expect((await jobRow(jobId)).result.body).toEqual(
+      people.map((id) => ({ individual_id: id, code: 500, message: expect.stringContaining('The provider call was given up') })),
+    );
+    expect((await groupJob(jobId)).status).toBe('complete');
+    const [group] = await db().query(`SELECT status FROM enrollment_groups WHERE job_id = $1`, [jobId]);
+    expect(group.status).toBe('processed');
+    const [saga] = await db().query(`SELECT s.state FROM sagas s JOIN saga_jobs sj ON sj.saga_id = s.id WHERE sj.job_id = $1`, [jobId]);
+    expect(saga.state).toBe('failed');
+    const rows = await db().query(`SELECT status FROM enrollments WHERE benefit_id = $1`, [benefitId]);
+    expect(rows).toEqual(people.map(() => ({ status: 'error' })));
   });
 
   it('provider errors are retried with backoff; the job completes when the provider recovers', async () => {

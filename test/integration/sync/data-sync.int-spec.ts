@@ -11,6 +11,9 @@ import { EmployerDataRepository } from '../../../src/infrastructure/database/rep
 import { JobHandlerRegistry } from '../../../src/modules/jobs/job-handler';
 import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
+import { OutboxSignal } from '../../../src/infrastructure/messaging/outbox/outbox-signal';
+import { OutboxWriter } from '../../../src/infrastructure/messaging/outbox/outbox-writer';
+import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { DataSyncHandler } from '../../../src/modules/sync/data-sync.handler';
 import { SandboxJobConfigurationsRepository } from '../../../src/modules/sync/sandbox-job-configurations.repository';
 import { describeWithPostgres } from '../../setup/test-env';
@@ -76,7 +79,7 @@ describeWithPostgres('data sync (PostgreSQL, fake provider)', () => {
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
     ({ dataSource, database } = await openTestDataSource(8));
-    jobs = new JobsRepository(dataSource);
+    jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
     employerData = new EmployerDataRepository(dataSource);
   });
 
@@ -90,6 +93,7 @@ describeWithPostgres('data sync (PostgreSQL, fake provider)', () => {
         employerData,
         provider,
         clock,
+        new OutboxWriter(new OutboxSignal()),
       ),
     );
     worker = newWorker(dataSource, registry, clock, { retry: { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 20 } });

@@ -24,6 +24,7 @@ import { JobHandlerRegistry } from '../../../src/modules/jobs/job-handler';
 import { JobSignal } from '../../../src/modules/jobs/job-signal';
 import { JobWorker, JobWorkerSettings } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
+import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 
 /** Worker settings for tests: fast polling, quick retries. */
 export const workerSettings = (overrides: Partial<JobWorkerSettings> = {}): JobWorkerSettings => ({
@@ -42,7 +43,7 @@ export function newWorker(
   settings: Partial<JobWorkerSettings> = {},
   signal = new JobSignal(),
 ): JobWorker {
-  return new JobWorker(dataSource, new JobsRepository(dataSource), registry, signal, clock, workerSettings(settings));
+  return new JobWorker(dataSource, new JobsRepository(dataSource, new SagasRepository(dataSource)), registry, signal, clock, workerSettings(settings));
 }
 
 /** A connection with its entities, as the connect flow would leave it. */
