@@ -30,6 +30,7 @@ import { AssistedModule } from './modules/assisted/assisted.module';
 import { EnrollmentsModule } from './modules/enrollments/enrollments.module';
 import { IdempotencyModule } from './infrastructure/http/idempotency/idempotency.module';
 import { OpsAuditModule } from './modules/ops-audit/ops-audit.module';
+import { OpsModule } from './modules/ops/ops.module';
 import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
@@ -81,6 +82,7 @@ export class AppModule {
         BenefitsModule,
         AssistedModule,
         EnrollmentsModule,
+        OpsModule,
         PoliciesModule,
         HrisEventsModule,
         IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),

@@ -28,12 +28,15 @@ export class OpsTasksController {
   constructor(private readonly tasks: OpsTasksService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Ops tasks, soonest due first; filter by status, due state, type, connection' })
+  @ApiOperation({ summary: 'Ops tasks, soonest due first; filter by status, SLA state (sla or due_state), type, connection' })
   @ApiOkResponse({ description: '{ paging: { count, offset }, data: [task] }' })
   async list(@Query() query: ListOpsTasksQueryDto) {
+    if (query.sla && query.due_state && query.sla !== query.due_state) {
+      throw invalidRequest(`sla and due_state name the same filter; ${query.sla} and ${query.due_state} cannot both hold`);
+    }
     const page = { limit: query.limit ?? MAX_TASKS_PAGE, offset: query.offset ?? 0 };
     const { count, tasks } = await this.tasks.list(
-      { status: query.status, dueState: query.due_state, type: query.type, connectionId: query.connection_id },
+      { status: query.status, dueState: query.sla ?? query.due_state, type: query.type, connectionId: query.connection_id },
       page,
     );
     const today = this.tasks.today();

@@ -10,6 +10,7 @@ import { BenefitEventsWriter } from '../benefits/benefit-events.writer';
 import { EnrollmentsRepository } from '../enrollments/enrollments.repository';
 import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
+import { OpsAuditWriter } from '../ops-audit/ops-audit.writer';
 import { ASSISTED_APPLY, enrollmentJobEnded } from './assisted-apply.handler';
 import { ManualJobsRepository } from './manual-jobs.repository';
 import { OpsTaskFilter, OpsTasksRepository } from './ops-tasks.repository';
@@ -29,6 +30,7 @@ export class OpsTasksService {
     private readonly enrollments: EnrollmentsRepository,
     private readonly events: BenefitEventsWriter,
     private readonly signal: JobSignal,
+    private readonly audit: OpsAuditWriter,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -55,6 +57,7 @@ export class OpsTasksService {
     const now = this.clock.now();
     const task = await this.dataSource.transaction(async (manager) => {
       const resolved = await this.resolveOrExplain(id, { status: 'completed', note, resolvedBy, resolvedAt: now }, manager);
+      await this.audit.record(manager, { actor: resolvedBy, action: 'task.complete', targetType: 'task', targetId: id, detail: { job_id: resolved.jobId, note } });
       await this.manualJobs.markInProgress(resolved.jobId, now, manager);
       await this.jobs.insert(
         {
@@ -82,6 +85,7 @@ export class OpsTasksService {
     const now = this.clock.now();
     return this.dataSource.transaction(async (manager) => {
       const task = await this.resolveOrExplain(id, { status: 'failed', note, resolvedBy, resolvedAt: now }, manager);
+      await this.audit.record(manager, { actor: resolvedBy, action: 'task.fail', targetType: 'task', targetId: id, detail: { job_id: task.jobId, note } });
       const benefitId = String(task.payload.benefit_id);
       if (task.type === 'benefit_enroll') {
         // The requested enrollments will not happen: their rows say so (unless a newer request took them over).

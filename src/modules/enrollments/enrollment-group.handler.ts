@@ -5,7 +5,7 @@ import { employerRefOf, PROVIDER_PORT, ProviderPort } from '../../domain/provide
 import { DomainError } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { domainErrorResponse } from '../../infrastructure/http/error-response';
-import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
+import { JobDeferral, JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
 import { isTransientFailure } from '../jobs/job-worker';
 import { EnrollmentGroup, EnrollmentsRepository } from './enrollments.repository';
 import { ENROLLMENT_GROUP_JOB } from './commands/enrollment-requests';
@@ -36,6 +36,11 @@ export class EnrollmentGroupHandler implements JobHandler {
     const group = groupId === undefined ? undefined : await this.enrollments.findGroup(groupId);
     if (!group) return { status: 'error', result: { error: `No enrollment group ${String(groupId)}` } };
     if (group.status === 'processed') return { status: 'complete', result: { group_id: group.id, results: group.results } };
+
+    // One individual's changes reach the provider in request order: an earlier request's group
+    // still waiting (its worker died mid-call, or it is running right now) goes first.
+    const earlier = await this.enrollments.earlierWaitingGroup(group);
+    if (earlier) throw new JobDeferral(`Waits for group ${earlier.id} of job ${earlier.jobId}, an earlier request for the same individuals`);
 
     let results: IndividualResult[];
     try {

@@ -229,6 +229,26 @@ export class EnrollmentsRepository {
     return rows.map(groupOf);
   }
 
+  /**
+   * A group of an earlier request of the benefit, still waiting, dated no later than `group`,
+   * naming any of its individuals: `group` must not reach the provider before it, or the older
+   * change would land last.
+   */
+  async earlierWaitingGroup(group: EnrollmentGroup, manager: EntityManager = this.dataSource.manager): Promise<{ id: string; jobId: string } | undefined> {
+    const rows: { id: string; job_id: string }[] = await manager.query(
+      `SELECT g.id, g.job_id FROM enrollment_groups g JOIN jobs parent ON parent.id = g.job_id
+       WHERE g.benefit_id = $1 AND g.status = 'pending' AND g.id <> $2 AND g.effective_date <= $3::date
+         AND parent.seq < (SELECT seq FROM jobs WHERE id = $4)
+         AND EXISTS (SELECT 1 FROM jsonb_array_elements(g.items) e WHERE (e->>'individual_id') = ANY($5::text[]))
+         -- A group whose job ended without processing it (its commit failed) will never go first.
+         AND EXISTS (SELECT 1 FROM jobs j WHERE j.type = 'benefit_enrollment_group' AND j.params->>'group_id' = g.id::text
+                       AND j.status IN ('pending', 'in_progress'))
+       ORDER BY parent.seq LIMIT 1`,
+      [group.benefitId, group.id, group.effectiveDate, group.jobId, group.items.map((i) => i.individual_id.toLowerCase())],
+    );
+    return rows[0] && { id: rows[0].id, jobId: rows[0].job_id };
+  }
+
   /** Takes items out of a waiting group with their results; a group left empty is processed. */
   async shrinkGroup(id: string, remaining: EnrollmentGroup['items'], results: IndividualResult[], at: Date, manager: EntityManager) {
     await manager.query(

@@ -38,6 +38,17 @@ export interface JobHandler {
   abandon?(job: Job, reason: string): Promise<JobOutcome>;
 }
 
+/**
+ * Thrown by a handler whose job must wait for other work first (it does not count as a run):
+ * the job goes back to the queue, due at once, and is leased again at the next poll.
+ */
+export class JobDeferral extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'JobDeferral';
+  }
+}
+
 /** Handlers by job type; modules register theirs at init, workers start after. */
 @Injectable()
 export class JobHandlerRegistry {

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { Job, nextAttemptAt, RetryPolicy } from '../../domain/jobs/job';
 import { DomainError } from '../../domain/shared/domain-error';
 import { Clock, CLOCK } from '../../domain/shared/clock';
-import { JobHandler, JobHandlerRegistry, JobOutcome } from './job-handler';
+import { JobDeferral, JobHandler, JobHandlerRegistry, JobOutcome } from './job-handler';
 import { JobSignal } from './job-signal';
 import { JobsRepository } from './jobs.repository';
 
@@ -136,16 +136,19 @@ export class JobWorker {
 
   private launch(job: Job): void {
     const controller = new AbortController();
+    let deferred = false;
     const done = this.execute(job, controller)
+      .then((ended) => void (deferred = ended === 'deferred'))
       .catch((error) => this.logger.error(`job ${job.id} (${job.type}): ${(error as Error).stack ?? error}`))
       .finally(() => {
         this.running.delete(job.id);
-        this.signal.nudge();
+        // A deferred job waits for the next poll: a nudge would lease it straight back.
+        if (!deferred) this.signal.nudge();
       });
     this.running.set(job.id, { controller, done });
   }
 
-  private async execute(job: Job, controller: AbortController): Promise<void> {
+  private async execute(job: Job, controller: AbortController): Promise<'ended' | 'deferred'> {
     // Only types with a handler are leased (lease() filters on registry.types()).
     const handler = this.registry.handlerFor(job.type)!;
     const renewal = setInterval(() => {
@@ -158,15 +161,23 @@ export class JobWorker {
         .catch((error) => this.logger.warn(`renewing the lease of job ${job.id} failed: ${(error as Error).message}`));
     }, Math.max(10, Math.floor(this.settings.leaseMs / 3)));
     try {
-      if (job.attempts > this.settings.retry.maxAttempts) return await this.giveUp(job, handler, controller);
+      if (job.attempts > this.settings.retry.maxAttempts) {
+        await this.giveUp(job, handler, controller);
+        return 'ended';
+      }
       let outcome: JobOutcome;
       try {
         outcome = await handler.run(job, { signal: controller.signal, attempt: job.attempts });
       } catch (error) {
-        if (controller.signal.aborted) return await this.interrupted(job, controller.signal.reason);
-        return await this.failed(job, error);
+        if (controller.signal.aborted) await this.interrupted(job, controller.signal.reason);
+        else if (error instanceof JobDeferral) {
+          await this.jobs.defer(job.id, this.owner, this.clock.now());
+          return 'deferred';
+        } else await this.failed(job, error);
+        return 'ended';
       }
       await this.conclude(job, outcome, controller, (error) => this.failed(job, error));
+      return 'ended';
     } finally {
       clearInterval(renewal);
     }

@@ -210,6 +210,16 @@ export class JobsRepository {
     return affected(updated) === 1;
   }
 
+  /** Puts a job that must wait back in the queue, due at `scheduledAt`; this run is not counted. */
+  async defer(id: string, owner: string, scheduledAt: Date): Promise<boolean> {
+    const updated = await this.dataSource.query(
+      `UPDATE jobs SET status = 'pending', scheduled_at = $3, attempts = greatest(attempts - 1, 0), leased_by = NULL, leased_until = NULL
+       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      [id, owner, scheduledAt],
+    );
+    return affected(updated) === 1;
+  }
+
   /** Gives an unfinished job back (shutdown): due again at once, and this run is not counted. */
   async release(id: string, owner: string): Promise<boolean> {
     const updated = await this.dataSource.query(

@@ -111,6 +111,18 @@ export class SagasRepository {
     }
   }
 
+  /** A job in error runs again (ops retry): the sagas that failed on it wait for it again. */
+  async jobRetried(manager: EntityManager, jobId: string, at: Date): Promise<void> {
+    const rows = await manager.query(`UPDATE saga_jobs SET status = NULL WHERE job_id = $1 RETURNING saga_id`, [jobId]);
+    const updated = (Array.isArray(rows[0]) ? rows[0] : rows) as { saga_id: string }[];
+    for (const { saga_id } of updated) {
+      await manager.query(
+        `UPDATE sagas SET state = 'waiting', outcome = NULL, updated_at = $2, steps = steps || $3::jsonb WHERE id = $1 AND state = 'failed'`,
+        [saga_id, at, JSON.stringify([{ at: at.toISOString(), name: 'job_retried', detail: { job_id: jobId } }])],
+      );
+    }
+  }
+
   /** Ends a waiting saga whose jobs have all ended. */
   private async settle(manager: EntityManager, sagaId: string, at: Date): Promise<void> {
     const jobs: { status: string | null }[] = await manager.query(`SELECT status FROM saga_jobs WHERE saga_id = $1 FOR UPDATE`, [sagaId]);

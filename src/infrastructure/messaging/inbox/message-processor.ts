@@ -2,11 +2,42 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Metrics } from '../../observability/metrics';
-import { HEADER, InboundMessage, MessageHandler, PoisonMessageError } from '../message';
+import { HEADER, InboundMessage, MessageHandler, MessageHeaders, PoisonMessageError } from '../message';
+import { MessageHandlerRegistry } from '../message-handler-registry';
 import { OutboxWriter } from '../outbox/outbox-writer';
 import { deadLetterTopicOf } from '../topics';
 
 export type ProcessOutcome = 'applied' | 'duplicate' | 'dead_lettered';
+
+/** Who replays a dead letter, when and why; recorded on it with the status `replayed`. */
+export interface DeadLetterReplay {
+  /** Where the handler of the dead letter's topic and consumer is found. */
+  handlers: MessageHandlerRegistry;
+  resolvedBy: string;
+  resolvedAt: Date;
+  note: string | null;
+  /** More writes that commit with the replay, or not at all (the ops audit row). */
+  alsoInTransaction?: (manager: EntityManager) => Promise<void>;
+}
+
+export type ReplayOutcome =
+  | { status: 'replayed' }
+  | { status: 'not_found' }
+  | { status: 'not_open'; current: string }
+  | { status: 'no_handler'; consumer: string; topic: string }
+  | { status: 'poison'; reason: string };
+
+interface DeadLetterRow {
+  id: string;
+  consumer: string;
+  topic: string;
+  partition: number | null;
+  offset: string | null;
+  message_key: string | null;
+  payload: string;
+  headers: MessageHeaders | null;
+  status: string;
+}
 
 /** The id a message is deduplicated by: header, then a JSON body's `id`, then its log position. */
 export function defaultMessageId(message: InboundMessage): string | undefined {
@@ -145,5 +176,52 @@ export class MessageProcessor {
       ]);
       return 'dead_lettered';
     });
+  }
+
+  /**
+   * Applies a dead letter's original message again, once its cause is fixed, through the handler
+   * registered for its topic and consumer. The dead-lettering already claimed the message in the
+   * inbox (that is what keeps redeliveries out), so the claim is not taken again: the row lock on
+   * the dead letter is what makes a replay happen once. The handler's effect, the dead letter's
+   * `replayed` status and `alsoInTransaction` commit together. Poison again: nothing changes and
+   * the reason is returned. Any other error is thrown with nothing changed (transient: try later).
+   */
+  async replay(deadLetterId: string, replay: DeadLetterReplay): Promise<ReplayOutcome> {
+    try {
+      return await this.dataSource.transaction(async (manager): Promise<ReplayOutcome> => {
+        const [row]: DeadLetterRow[] = await manager.query(
+          `SELECT id, consumer, topic, partition, "offset", message_key, payload, headers, status
+           FROM dead_letters WHERE id = $1 FOR UPDATE`,
+          [deadLetterId],
+        );
+        if (!row) return { status: 'not_found' };
+        if (row.status !== 'open') return { status: 'not_open', current: row.status };
+        const handler = replay.handlers.handlersFor(row.topic).find((h) => h.consumer === row.consumer);
+        if (!handler) return { status: 'no_handler', consumer: row.consumer, topic: row.topic };
+        // As in process(): a handler's own JSON.parse failure would look transient.
+        const notJson = jsonProblemOf(row.payload);
+        if (notJson !== undefined) return { status: 'poison', reason: notJson };
+        await handler.handle(
+          {
+            topic: row.topic,
+            key: row.message_key,
+            value: row.payload,
+            headers: row.headers ?? {},
+            ...(row.partition !== null && { partition: row.partition }),
+            ...(row.offset !== null && { offset: row.offset }),
+          },
+          manager,
+        );
+        await manager.query(
+          `UPDATE dead_letters SET status = 'replayed', resolved_by = $2, resolved_at = $3, note = $4 WHERE id = $1`,
+          [deadLetterId, replay.resolvedBy, replay.resolvedAt, replay.note],
+        );
+        await replay.alsoInTransaction?.(manager);
+        return { status: 'replayed' };
+      });
+    } catch (error) {
+      if (error instanceof PoisonMessageError) return { status: 'poison', reason: error.message };
+      throw error;
+    }
   }
 }

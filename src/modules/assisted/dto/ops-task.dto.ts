@@ -21,6 +21,11 @@ export class ListOpsTasksQueryDto extends PageQueryDto(MAX_TASKS_PAGE) {
   @IsIn(DUE_STATES, { message: `due_state must be one of: ${DUE_STATES.join(', ')}` })
   due_state?: DueState;
 
+  @ApiPropertyOptional({ enum: DUE_STATES, description: 'The same filter as due_state, by the name the ops API uses for SLA state' })
+  @IsOptional()
+  @IsIn(DUE_STATES, { message: `sla must be one of: ${DUE_STATES.join(', ')}` })
+  sla?: DueState;
+
   @ApiPropertyOptional({ enum: BENEFIT_JOB_TYPES })
   @IsOptional()
   @IsIn(BENEFIT_JOB_TYPES, { message: `type must be one of: ${BENEFIT_JOB_TYPES.join(', ')}` })

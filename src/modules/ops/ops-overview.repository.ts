@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { SAGA_STATES, SAGA_TYPES, SagaState, SagaType } from '../../domain/sagas/saga';
+import { TOPICS } from '../../infrastructure/messaging/topics';
+import { EventsMinute, OverviewResponse, PendingAgeBucket } from './dto/overview.dto';
+
+const zeroStates = () => Object.fromEntries(SAGA_STATES.map((s) => [s, 0])) as Record<SagaState, number>;
+
+/** Counts for the ops dashboard's first screen, each from one query. */
+@Injectable()
+export class OpsOverviewRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async sagas(): Promise<OverviewResponse['sagas']> {
+    const rows: { type: SagaType; state: SagaState; n: number }[] = await this.dataSource.query(
+      `SELECT type, state, count(*)::int AS n FROM sagas GROUP BY type, state`,
+    );
+    const byState = zeroStates();
+    const byType = Object.fromEntries(SAGA_TYPES.map((t) => [t, zeroStates()])) as Record<SagaType, Record<SagaState, number>>;
+    for (const { type, state, n } of rows) {
+      byState[state] += n;
+      byType[type][state] += n;
+    }
+    return { total: rows.reduce((sum, r) => sum + r.n, 0), by_state: byState, by_type: byType };
+  }
+
+  /**
+   * Messages per minute over the last `minutes` minutes, the current one included, on the
+   * database's clock: inbox and outbox rows are stamped by it.
+   */
+  async eventsPerMinute(minutes: number): Promise<EventsMinute[]> {
+    const rows: { minute: Date; received: number; emitted: number }[] = await this.dataSource.query(
+      `WITH minutes AS (
+         SELECT generate_series(date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute', date_trunc('minute', now()), interval '1 minute') AS minute
+       ),
+       received AS (
+         SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS n FROM inbox_messages
+         WHERE received_at >= (SELECT min(minute) FROM minutes) GROUP BY 1
+       ),
+       emitted AS (
+         SELECT date_trunc('minute', created_at) AS minute, count(*)::int AS n FROM outbox_messages
+         WHERE topic = $2 AND created_at >= (SELECT min(minute) FROM minutes) GROUP BY 1
+       )
+       SELECT m.minute, coalesce(r.n, 0) AS received, coalesce(e.n, 0) AS emitted
+       FROM minutes m LEFT JOIN received r ON r.minute = m.minute LEFT JOIN emitted e ON e.minute = m.minute
+       ORDER BY m.minute`,
+      [minutes, TOPICS.benefitsEvents],
+    );
+    return rows.map((r) => ({ minute: new Date(r.minute).toISOString(), received: r.received, emitted: r.emitted }));
+  }
+
+  /** Pending jobs by age (since creation, service clock), in progress and in error. */
+  async jobs(now: Date): Promise<OverviewResponse['jobs']> {
+    const [row] = await this.dataSource.query(
+      `SELECT
+         count(*) FILTER (WHERE status = 'pending')::int AS pending,
+         count(*) FILTER (WHERE status = 'pending' AND scheduled_at > $1)::int AS scheduled_later,
+         count(*) FILTER (WHERE status = 'pending' AND created_at > $1::timestamptz - interval '1 minute')::int AS under_1m,
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '1 minute'
+                            AND created_at > $1::timestamptz - interval '15 minutes')::int AS "1m_to_15m",
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '15 minutes'
+                            AND created_at > $1::timestamptz - interval '1 hour')::int AS "15m_to_1h",
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '1 hour'
+                            AND created_at > $1::timestamptz - interval '24 hours')::int AS "1h_to_24h",
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '24 hours')::int AS over_24h,
+         count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
+         count(*) FILTER (WHERE status = 'error')::int AS error
+       FROM jobs WHERE status IN ('pending', 'in_progress', 'error')`,
+      [now],
+    );
+    const byAge: Record<PendingAgeBucket, number> = {
+      under_1m: row.under_1m,
+      '1m_to_15m': row['1m_to_15m'],
+      '15m_to_1h': row['15m_to_1h'],
+      '1h_to_24h': row['1h_to_24h'],
+      over_24h: row.over_24h,
+    };
+    return {
+      pending: { total: row.pending, due: row.pending - row.scheduled_later, scheduled_later: row.scheduled_later, by_age: byAge },
+      in_progress: row.in_progress,
+      error: row.error,
+    };
+  }
+
+  /** Open ops tasks against their SLA on `today` (`YYYY-MM-DD`), as dueStateOf rules. */
+  async tasks(today: string): Promise<OverviewResponse['tasks']> {
+    const [row] = await this.dataSource.query(
+      `SELECT count(*)::int AS open,
+         count(*) FILTER (WHERE due_date > $1::date)::int AS on_time,
+         count(*) FILTER (WHERE due_date = $1::date)::int AS due_today,
+         count(*) FILTER (WHERE due_date < $1::date)::int AS overdue
+       FROM ops_tasks WHERE status = 'open'`,
+      [today],
+    );
+    return row;
+  }
+
+  async openDeadLetters(): Promise<number> {
+    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM dead_letters WHERE status = 'open'`);
+    return n;
+  }
+}

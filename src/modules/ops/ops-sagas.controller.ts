@@ -1,0 +1,42 @@
+import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
+import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Clock, CLOCK } from '../../domain/shared/clock';
+import { invalidRequest, notFound } from '../../domain/shared/domain-error';
+import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { ageWindow } from './age-filter';
+import { ListSagasQueryDto, MAX_SAGAS_PAGE, SagaDetailResponse, sagaDetailView, sagaSummaryView } from './dto/saga.dto';
+import { OpsSagasRepository } from './ops-sagas.repository';
+import { pageOf, requireUuid } from './ops-ids';
+
+/** Saga instances: what each orchestration is doing, and the jobs it waits on. Read only. */
+@ApiTags('ops')
+@ApiBasicAuth('ops')
+@Controller('ops/api/sagas')
+@UseGuards(OpsCredentialsGuard)
+export class OpsSagasController {
+  constructor(
+    private readonly sagas: OpsSagasRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Saga instances, newest first; filter by type, state, connection and age (older_than / newer_than: 15m, 2h, 3d)' })
+  @ApiOkResponse({ description: '{ paging: { count, offset }, data: [saga] }' })
+  async list(@Query() query: ListSagasQueryDto) {
+    const now = this.clock.now();
+    const window = ageWindow(now, query.older_than, query.newer_than);
+    if ('error' in window) throw invalidRequest(window.error);
+    const page = { limit: query.limit ?? MAX_SAGAS_PAGE, offset: query.offset ?? 0 };
+    const { count, sagas } = await this.sagas.list({ type: query.type, state: query.state, connectionId: query.connection_id, ...window }, page);
+    return pageOf(count, page.offset, sagas.map((saga) => sagaSummaryView(saga, now)));
+  }
+
+  @Get(':saga_id')
+  @ApiOperation({ summary: 'One saga: its step timeline and the jobs it started, with their status' })
+  @ApiOkResponse({ type: SagaDetailResponse })
+  async get(@Param('saga_id') id: string): Promise<SagaDetailResponse> {
+    const saga = await this.sagas.find(requireUuid('saga_id', id));
+    if (!saga) throw notFound(`No saga ${id}`, 'saga_not_found');
+    return sagaDetailView(saga, await this.sagas.jobsOf(saga.id), this.clock.now());
+  }
+}

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Saga, SagaState, SagaStep, SagaType } from '../../domain/sagas/saga';
+import { SagaJobLink } from './dto/saga.dto';
+
+interface SagaRow {
+  id: string;
+  type: SagaType;
+  state: SagaState;
+  outcome: string | null;
+  connection_id: string;
+  entity_id: string | null;
+  source_event_id: string | null;
+  steps: SagaStep[] | null;
+  attempts: number;
+  last_error: string | null;
+  job_ids: string[] | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `s.id, s.type, s.state, s.outcome, s.connection_id, s.entity_id, s.source_event_id, s.steps, s.attempts,
+  s.last_error, s.created_at, s.updated_at,
+  ARRAY(SELECT sj.job_id FROM saga_jobs sj WHERE sj.saga_id = s.id ORDER BY sj.job_id) AS job_ids`;
+
+export interface SagaFilter {
+  type?: SagaType;
+  state?: SagaState;
+  connectionId?: string;
+  createdAtOrBefore?: Date;
+  createdAfter?: Date;
+}
+
+function sagaOf(row: SagaRow): Saga {
+  return {
+    id: row.id,
+    type: row.type,
+    state: row.state,
+    outcome: row.outcome,
+    connectionId: row.connection_id,
+    entityId: row.entity_id,
+    sourceEventId: row.source_event_id,
+    steps: Array.isArray(row.steps) ? row.steps : [],
+    attempts: row.attempts,
+    lastError: row.last_error,
+    jobIds: row.job_ids ?? [],
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** Reads `sagas` and `saga_jobs` for the ops API; the sagas themselves write them. */
+@Injectable()
+export class OpsSagasRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Newest first, with the total for paging. */
+  async list(filter: SagaFilter, page: { limit: number; offset: number }): Promise<{ count: number; sagas: Saga[] }> {
+    const conditions: string[] = [];
+    const params: unknown[] = [];
+    const where = (sql: (p: string) => string, value: unknown) => {
+      params.push(value);
+      conditions.push(sql(`$${params.length}`));
+    };
+    if (filter.type) where((p) => `s.type = ${p}`, filter.type);
+    if (filter.state) where((p) => `s.state = ${p}`, filter.state);
+    if (filter.connectionId) where((p) => `s.connection_id = ${p}`, filter.connectionId);
+    if (filter.createdAtOrBefore) where((p) => `s.created_at <= ${p}`, filter.createdAtOrBefore);
+    if (filter.createdAfter) where((p) => `s.created_at > ${p}`, filter.createdAfter);
+    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM sagas s ${clause}`, params);
+    const rows: SagaRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM sagas s ${clause}
+       ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, page.limit, page.offset],
+    );
+    return { count: n, sagas: rows.map(sagaOf) };
+  }
+
+  async find(id: string): Promise<Saga | undefined> {
+    const [row] = await this.dataSource.query(`SELECT ${COLUMNS} FROM sagas s WHERE s.id = $1`, [id]);
+    return row ? sagaOf(row) : undefined;
+  }
+
+  /** The jobs the saga started, oldest first, with their status now and the one the saga saw. */
+  async jobsOf(sagaId: string): Promise<SagaJobLink[]> {
+    const rows: {
+      job_id: string;
+      saga_status: string | null;
+      kind: string;
+      type: string;
+      status: string;
+      created_at: Date;
+      completed_at: Date | null;
+      error: string | null;
+    }[] = await this.dataSource.query(
+      `SELECT sj.job_id, sj.status AS saga_status, j.kind, j.type, j.status, j.created_at, j.completed_at, j.result->>'error' AS error
+       FROM saga_jobs sj JOIN jobs j ON j.id = sj.job_id
+       WHERE sj.saga_id = $1 ORDER BY j.created_at, j.seq`,
+      [sagaId],
+    );
+    return rows.map((r) => ({
+      jobId: r.job_id,
+      statusSeen: r.saga_status,
+      kind: r.kind,
+      type: r.type,
+      status: r.status,
+      createdAt: new Date(r.created_at),
+      completedAt: r.completed_at === null ? null : new Date(r.completed_at),
+      error: r.error,
+    }));
+  }
+}
