@@ -3,7 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
 import { SagasRepository } from '../saga-state/saga-state.repository';
 
-interface JobRow {
+/** A `jobs` row as the database answers it (JOB_COLUMNS). */
+export interface JobRow {
   id: string;
   connection_id: string;
   entity_id: string | null;
@@ -19,9 +20,9 @@ interface JobRow {
   completed_at: Date | null;
 }
 
-const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at`;
+export const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at`;
 
-function toJob(row: JobRow): Job {
+export function toJob(row: JobRow): Job {
   return {
     id: row.id,
     connectionId: row.connection_id,

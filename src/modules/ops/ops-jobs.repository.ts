@@ -1,44 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Job, JobKind, JobStatus } from '../../domain/jobs/job';
-
-interface JobRow {
-  id: string;
-  connection_id: string;
-  entity_id: string | null;
-  kind: JobKind;
-  type: string;
-  status: JobStatus;
-  params: Record<string, unknown> | null;
-  result: Record<string, unknown> | null;
-  attempts: number;
-  created_at: Date;
-  scheduled_at: Date;
-  started_at: Date | null;
-  completed_at: Date | null;
-}
-
-const COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at`;
-
-const dateOrNull = (value: Date | null) => (value === null ? null : new Date(value));
-
-function jobOf(row: JobRow): Job {
-  return {
-    id: row.id,
-    connectionId: row.connection_id,
-    entityId: row.entity_id,
-    kind: row.kind,
-    type: row.type,
-    status: row.status,
-    params: row.params,
-    result: row.result,
-    attempts: row.attempts,
-    createdAt: new Date(row.created_at),
-    scheduledAt: new Date(row.scheduled_at),
-    startedAt: dateOrNull(row.started_at),
-    completedAt: dateOrNull(row.completed_at),
-  };
-}
+import { JOB_COLUMNS as COLUMNS, JobRow, toJob as jobOf } from '../jobs/jobs.repository';
 
 export interface OpsJobFilter {
   status?: JobStatus;

@@ -1,23 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Saga, SagaState, SagaStep, SagaType } from '../../domain/sagas/saga';
+import { Saga, SagaState, SagaType } from '../../domain/sagas/saga';
 import { SagaJobLink } from './dto/saga.dto';
-
-interface SagaRow {
-  id: string;
-  type: SagaType;
-  state: SagaState;
-  outcome: string | null;
-  connection_id: string;
-  entity_id: string | null;
-  source_event_id: string | null;
-  steps: SagaStep[] | null;
-  attempts: number;
-  last_error: string | null;
-  job_ids: string[] | null;
-  created_at: Date;
-  updated_at: Date;
-}
+import { SagaRow, sagaOf } from '../saga-state/saga-state.repository';
 
 const COLUMNS = `s.id, s.type, s.state, s.outcome, s.connection_id, s.entity_id, s.source_event_id, s.steps, s.attempts,
   s.last_error, s.created_at, s.updated_at,
@@ -31,23 +16,6 @@ export interface SagaFilter {
   createdAfter?: Date;
 }
 
-function sagaOf(row: SagaRow): Saga {
-  return {
-    id: row.id,
-    type: row.type,
-    state: row.state,
-    outcome: row.outcome,
-    connectionId: row.connection_id,
-    entityId: row.entity_id,
-    sourceEventId: row.source_event_id,
-    steps: Array.isArray(row.steps) ? row.steps : [],
-    attempts: row.attempts,
-    lastError: row.last_error,
-    jobIds: row.job_ids ?? [],
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
-  };
-}
 
 /** Reads `sagas` and `saga_jobs` for the ops API; the sagas themselves write them. */
 @Injectable()

@@ -14,7 +14,8 @@ export interface NewSaga {
   at: Date;
 }
 
-interface SagaRow {
+/** A `sagas` row with its `job_ids`, as the database answers it. */
+export interface SagaRow {
   id: string;
   type: SagaType;
   state: SagaState;
@@ -22,7 +23,7 @@ interface SagaRow {
   connection_id: string;
   entity_id: string | null;
   source_event_id: string | null;
-  steps: SagaStep[];
+  steps: SagaStep[] | null;
   attempts: number;
   last_error: string | null;
   job_ids: string[] | null;
@@ -30,7 +31,7 @@ interface SagaRow {
   updated_at: Date;
 }
 
-const sagaOf = (r: SagaRow): Saga => ({
+export const sagaOf = (r: SagaRow): Saga => ({
   id: r.id,
   type: r.type,
   state: r.state,
@@ -38,12 +39,12 @@ const sagaOf = (r: SagaRow): Saga => ({
   connectionId: r.connection_id,
   entityId: r.entity_id,
   sourceEventId: r.source_event_id,
-  steps: r.steps,
+  steps: Array.isArray(r.steps) ? r.steps : [],
   attempts: r.attempts,
   lastError: r.last_error,
   jobIds: r.job_ids ?? [],
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
 });
 
 const FINAL_JOB_STATUSES = new Set(['complete', 'error', 'reauth_error', 'permissions_error', SUPERSEDED]);
