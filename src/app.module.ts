@@ -31,6 +31,7 @@ import { EnrollmentsModule } from './modules/enrollments/enrollments.module';
 import { IdempotencyModule } from './infrastructure/http/idempotency/idempotency.module';
 import { OpsAuditModule } from './modules/ops-audit/ops-audit.module';
 import { OpsModule } from './modules/ops/ops.module';
+import { OpsDashboardModule } from './modules/ops-dashboard/ops-dashboard.module';
 import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
@@ -83,6 +84,7 @@ export class AppModule {
         AssistedModule,
         EnrollmentsModule,
         OpsModule,
+        OpsDashboardModule,
         PoliciesModule,
         HrisEventsModule,
         IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),

@@ -11,6 +11,13 @@ const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').dig
 /** Equal-length digests compared in constant time: neither content nor length leaks through timing. */
 const sameSecret = (given: string, expected: string) => timingSafeEqual(sha256(given), sha256(expected));
 
+/** Whether given credentials are the ops credentials: both halves always compared, in constant time. */
+export function areOpsCredentials(given: { username: string; password: string } | undefined, expected: OpsCredentials): boolean {
+  const userMatches = given !== undefined && sameSecret(given.username, expected.username);
+  const passwordMatches = given !== undefined && sameSecret(given.password, expected.password);
+  return userMatches && passwordMatches;
+}
+
 /**
  * The ops API's own credentials: HTTP Basic with OPS_USERNAME/OPS_PASSWORD. Nothing else is
  * accepted here, an employer's bearer token least of all.
@@ -28,9 +35,7 @@ export class OpsCredentialsGuard implements CanActivate {
     // Resolved on first use: on the embedded default this may generate and store the password.
     this.credentials ??= resolveOpsCredentials(this.config);
     // Both halves are always compared, so a right username takes no longer to refuse than a wrong one.
-    const userMatches = given !== undefined && sameSecret(given.username, this.credentials.username);
-    const passwordMatches = given !== undefined && sameSecret(given.password, this.credentials.password);
-    if (!userMatches || !passwordMatches) {
+    if (!areOpsCredentials(given, this.credentials)) {
       void http.getResponse<FastifyReply>().header('www-authenticate', 'Basic realm="ops", charset="UTF-8"');
       throw new DomainError(
         'authentication_error',
@@ -45,7 +50,7 @@ export class OpsCredentialsGuard implements CanActivate {
   }
 }
 
-function basicCredentialsOf(header: string | undefined): { username: string; password: string } | undefined {
+export function basicCredentialsOf(header: string | undefined): { username: string; password: string } | undefined {
   const match = /^Basic\s+([A-Za-z0-9+/=]{1,1024})\s*$/i.exec(header ?? '');
   if (!match) return undefined;
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');

@@ -1,0 +1,548 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { SandboxEmployerStore } from '../../src/infrastructure/providers/sandbox/sandbox-employer.store';
+import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { describeWithPostgres } from '../setup/test-env';
+import { collectPageErrors, describeWithBrowser, launchChromium, screenshotter } from '../utils/browser';
+import { basic, bearer, createApplication } from '../utils/connect';
+import { expectEventually } from '../utils/expect-eventually';
+import { json, startTestService, TestService } from '../utils/test-app';
+
+const OPS_USER = 'ops';
+const OPS_PASSWORD = 'ops-password-for-tests';
+const basicOf = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const OPS = { authorization: basicOf(OPS_USER, OPS_PASSWORD) };
+const ASSETS = path.resolve(__dirname, '../../src/modules/ops-dashboard/assets');
+
+/** The page globals the waiting functions below read (this project's TypeScript has no DOM types). */
+interface PageNode {
+  textContent: string | null;
+}
+declare const document: {
+  body: PageNode;
+  querySelector(selector: string): PageNode | null;
+  querySelectorAll(selector: string): ArrayLike<PageNode>;
+};
+
+interface SandboxEmployer {
+  token: string;
+  connectionId: string;
+  entityId: string;
+}
+
+async function sandboxEmployer(service: TestService, app: IssuedCredentials, providerId: string): Promise<SandboxEmployer> {
+  const res = await service.request('/sandbox/connections', json({ provider_id: providerId, employee_size: 5 }, basic(app)));
+  if (res.status !== 200) throw new Error(`sandbox connection failed: ${res.text}`);
+  return { token: res.body.access_token, connectionId: res.body.connection_id, entityId: res.body.entity_id };
+}
+
+const ops = (service: TestService, p: string) => service.request(p, { headers: OPS });
+
+/** The page, its files and the sign-in check over plain HTTP. */
+describeWithPostgres('ops dashboard over HTTP', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service?.close());
+
+  it('serves the page without data, under a CSP that allows only its own script, style and API', async () => {
+    const res = await service.request('/ops');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("form-action 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    // No inline script or style: everything comes from the two asset routes.
+    expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(res.text).not.toMatch(/<style|\sstyle=/);
+    expect(res.text).toMatch(/<script src="ops\/assets\/dashboard\.js\?v=[0-9a-f]{12}" defer><\/script>/);
+    expect(res.text).toMatch(/<link rel="stylesheet" href="ops\/assets\/dashboard\.css\?v=[0-9a-f]{12}">/);
+  });
+
+  it('serves the script and the style with their content types', async () => {
+    const js = await service.request('/ops/assets/dashboard.js');
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(js.text).toBe(readFileSync(path.join(ASSETS, 'dashboard.js'), 'utf8'));
+    const css = await service.request('/ops/assets/dashboard.css');
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect(css.text).toBe(readFileSync(path.join(ASSETS, 'dashboard.css'), 'utf8'));
+    expect((await service.request('/ops/assets/other.js')).status).toBe(404);
+  });
+
+  it('checks sign-in credentials: 200 with signed_in true or false, 400 without Basic credentials', async () => {
+    const check = (authorization?: string) =>
+      service.request('/ops/session', { method: 'POST', headers: authorization === undefined ? {} : { authorization } });
+    const good = await check(OPS.authorization);
+    expect({ status: good.status, body: good.body }).toEqual({ status: 200, body: { signed_in: true, username: OPS_USER } });
+    expect(good.headers.get('cache-control')).toBe('no-store');
+    for (const wrong of [basicOf(OPS_USER, 'wrong'), basicOf('someone', OPS_PASSWORD), basicOf('', '')]) {
+      const res = await check(wrong);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { signed_in: false, message: 'The username or password is not right.' } });
+    }
+    for (const bad of [undefined, 'Bearer abc', 'Basic', `Basic ${Buffer.from('no-colon').toString('base64')}`, 'Basic !!!']) {
+      const res = await check(bad);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { code: 400, name: 'invalid_request_error', service_code: 'invalid_request', message: expect.stringContaining('Authorization: Basic') },
+      });
+    }
+  });
+
+  it('keeps the ops API itself closed to wrong credentials', async () => {
+    const res = await service.request('/ops/api/overview', { headers: { authorization: basicOf(OPS_USER, 'wrong') } });
+    expect(res.status).toBe(401);
+  });
+});
+
+/**
+ * The dashboard in headless Chromium at 1366×768, on data made through the real APIs: a failed
+ * enrollment saga, a dead letter whose cause gets fixed, an Assisted provider's ops task.
+ * Keyboard where a person would use it; no console errors or page errors at all.
+ */
+describeWithBrowser('ops dashboard in Chromium', () => {
+  let service: TestService;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+  let app: IssuedCredentials;
+  let automated: SandboxEmployer;
+  let assisted: SandboxEmployer;
+  let failedSagaId: string;
+  let failedJobId: string;
+  let unknownIndividual: string;
+  let missingBenefitId: string;
+  let deadLetterId: string;
+  let deadLetterMessageId: string;
+  let taskId: string;
+  let manualJobId: string;
+  let shot: ReturnType<typeof screenshotter>;
+
+  beforeAll(async () => {
+    // Screenshots of this run only, numbered in the order the steps ran.
+    rmSync(path.resolve(__dirname, '../../test-artifacts/browser/ops-dashboard'), { recursive: true, force: true });
+    shot = screenshotter('ops-dashboard');
+    [service, browser] = await Promise.all([startTestService(), launchChromium()]);
+    app = await createApplication(service);
+    [automated, assisted] = await Promise.all([sandboxEmployer(service, app, 'sandbox_automated'), sandboxEmployer(service, app, 'sandbox_assisted')]);
+
+    // A failed saga: an enrollment whose only individual the provider does not know (404), so the job ends in error.
+    const benefit = await service.request('/employer/benefits', json({ type: '401k', description: 'Retirement', frequency: 'every_paycheck' }, bearer(automated.token)));
+    expect(benefit.status).toBe(200);
+    await expectEventually(async () => expect((await ops(service, `/ops/api/jobs/${benefit.body.job_id}`)).body.status).toBe('complete'));
+    unknownIndividual = randomUUID();
+    const enroll = await service.request(
+      `/employer/benefits/${benefit.body.benefit_id}/individuals`,
+      json([{ individual_id: unknownIndividual, configuration: { employee_deduction: { type: 'percent', amount: 300 } } }], bearer(automated.token)),
+    );
+    expect(enroll.status).toBe(200);
+    failedJobId = enroll.body.job_id;
+    const failed = await expectEventually(async () => {
+      const res = await ops(service, `/ops/api/sagas?state=failed&connection_id=${automated.connectionId}`);
+      expect(res.body.data).toHaveLength(1);
+      return res.body.data[0];
+    });
+    failedSagaId = failed.saga_id;
+
+    // A dead letter: a contribution change for a benefit the service does not know yet.
+    missingBenefitId = randomUUID();
+    deadLetterMessageId = randomUUID();
+    const event = await service.request(
+      '/hris/events',
+      json(
+        {
+          id: deadLetterMessageId,
+          type: 'ContributionChanged',
+          version: 1,
+          occurred_at: '2026-03-01T09:00:00Z',
+          connection_id: automated.connectionId,
+          entity_id: automated.entityId,
+          data: { individual_id: randomUUID(), benefit_id: missingBenefitId, configuration: { employee_deduction: { type: 'percent', amount: 500 } } },
+        },
+        basic(app),
+      ),
+    );
+    expect(event.body).toMatchObject({ outcome: 'dead_lettered', reason: expect.stringContaining(`Unknown benefit ${missingBenefitId}`) });
+    const letters = await ops(service, '/ops/api/dead-letters?status=open');
+    deadLetterId = letters.body.data.find((d: { message_id: string }) => d.message_id === deadLetterMessageId).dead_letter_id;
+
+    // An ops task: a benefit created on the Assisted provider waits for its staff.
+    const assistedBenefit = await service.request('/employer/benefits', json({ type: '401k', description: 'Assisted plan', frequency: 'every_paycheck' }, bearer(assisted.token)));
+    expect(assistedBenefit.status).toBe(200);
+    manualJobId = assistedBenefit.body.job_id;
+    const tasks = await ops(service, `/ops/api/tasks?status=open&connection_id=${assisted.connectionId}`);
+    taskId = tasks.body.data.find((t: { job_id: string }) => t.job_id === manualJobId).task_id;
+
+    context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+    page = await context.newPage();
+    errors = collectPageErrors(page);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await service?.close();
+  });
+
+  const h1 = () => page.getByRole('heading', { level: 1 });
+  /** Waits for the view's title (the h1 of the view, not the hidden sign-in heading). */
+  const titled = (text: string) => page.waitForFunction((t) => document.querySelector('#view-title')?.textContent === t, text);
+  const textOf = (selector: string, text: string, timeout?: number) =>
+    page.waitForFunction(([sel, t]) => document.querySelector(sel)?.textContent === t, [selector, text], { timeout });
+  /** Waits until the table has exactly `count` rows (or at least, with atLeast). */
+  const rowsAre = (count: number, atLeast = false) =>
+    page.waitForFunction(
+      ([c, least]) => {
+        const rows = document.querySelectorAll('table tbody tr').length;
+        return least ? rows >= c : rows === c;
+      },
+      [count, atLeast] as const,
+    );
+  const linkGone = (text: string, timeout?: number) =>
+    page.waitForFunction((t) => !Array.from(document.querySelectorAll('table tbody a')).some((a) => a.textContent === t), text, { timeout });
+  // page.evaluate with an expression runs outside the page's CSP; waitForFunction takes functions.
+  const focused = (what: string) => page.evaluate<string>(`document.activeElement?.${what}`);
+  const pwned = () => page.evaluate<unknown>('window.__pwned');
+  /** A section link of the navigation bar (breadcrumbs and cards may share its words). */
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
+  const short = (id: string) => `${id.slice(0, 8)}…`;
+
+  it('signs in: a wrong password is an error on the form, the right one opens the overview', async () => {
+    await page.goto(`${service.url}/ops`);
+    await expect(h1().textContent()).resolves.toBe('Sign in');
+    await expect(focused('id')).resolves.toBe('ops-username');
+
+    // Keyboard only: type, Tab, type, Enter.
+    await page.keyboard.type(OPS_USER);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('not-the-password');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'Sign-in failed' }).waitFor();
+    await expect(page.locator('#sign-in-error').textContent()).resolves.toBe('Sign-in failed: The username or password is not right.');
+    await expect(page.locator('#nav').isHidden()).resolves.toBe(true);
+    await shot(page, 'sign-in-wrong-password');
+
+    // The password field has focus with its text selected: typing replaces it.
+    await page.keyboard.type(OPS_PASSWORD);
+    await page.keyboard.press('Enter');
+    await titled('Overview');
+    await expect(page.locator('#signed-in-as').textContent()).resolves.toBe('Signed in as ops');
+    await expect(nav('Overview').getAttribute('aria-current')).resolves.toBe('page');
+
+    // The counts are the API's.
+    const overview = (await ops(service, '/ops/api/overview')).body;
+    const failedCard = page.getByRole('list', { name: 'Sagas by state' }).getByRole('link', { name: /failed/ });
+    await expect(failedCard.textContent()).resolves.toBe(`${overview.sagas.by_state.failed}failed`);
+    expect(overview.sagas.by_state.failed).toBeGreaterThanOrEqual(1);
+    await expect(page.getByRole('link', { name: /open dead letters/ }).textContent()).resolves.toBe(`${overview.dead_letters.open}open dead letters`);
+    await expect(page.getByRole('link', { name: /open tasks/ }).textContent()).resolves.toBe(`${overview.tasks.open}open tasks`);
+    // Readable at 1366 wide: nothing sticks out sideways.
+    await expect(page.evaluate<number>('document.documentElement.scrollWidth')).resolves.toBeLessThanOrEqual(1366);
+    await shot(page, 'overview');
+  });
+
+  it('finds the failed saga with the filters and reads its timeline', async () => {
+    await nav('Sagas').click();
+    await titled('Sagas');
+
+    // A bad age is refused on the form, before any request.
+    const age = page.getByLabel('Started more than … ago');
+    await age.fill('two hours');
+    await age.press('Enter');
+    await expect(page.locator('#filter-older_than-error').textContent()).resolves.toBe('Use a duration like 90s, 15m, 2h or 3d.');
+    await expect(age.getAttribute('aria-invalid')).resolves.toBe('true');
+    expect(new URL(page.url()).hash).toBe('#/sagas');
+    await age.fill('');
+
+    await page.getByLabel('State').selectOption('failed');
+    await page.getByLabel('Type').selectOption('enrollment');
+    const connection = page.getByLabel('Connection id');
+    await connection.fill(automated.connectionId);
+    await connection.press('Enter');
+    await page.waitForURL((url) => url.hash.includes('state=failed'));
+    expect(new URLSearchParams(new URL(page.url()).hash.split('?')[1]).get('connection_id')).toBe(automated.connectionId);
+    const rows = page.locator('table tbody tr');
+    await rowsAre(1);
+    await expect(rows.first().textContent()).resolves.toContain('job failed');
+    await page.getByRole('status').filter({ hasText: 'Sagas: 1 found.' }).waitFor();
+    await shot(page, 'sagas-failed');
+
+    // Keyboard: focus the saga's link and follow it with Enter.
+    await page.getByRole('link', { name: short(failedSagaId) }).focus();
+    await page.keyboard.press('Enter');
+    await titled(`Saga ${short(failedSagaId)}`);
+    await page.locator('#timeline').waitFor();
+    const steps = page.locator('#timeline li .step-name');
+    await expect(steps.allTextContents()).resolves.toEqual(['enroll requested', 'group processed', 'job error']);
+    await expect(page.locator('#timeline').textContent()).resolves.toContain(`job_id: ${failedJobId}`);
+    // The group's detail (key order is the database's): nobody enrolled, one failed.
+    await expect(page.locator('#timeline li').nth(1).textContent()).resolves.toMatch(/failed: 1\b/);
+    await expect(page.locator('#timeline li').nth(1).textContent()).resolves.toMatch(/succeeded: 0\b/);
+    const jobRow = page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(failedJobId) }) });
+    await expect(jobRow.textContent()).resolves.toContain('error');
+    await shot(page, 'saga-timeline');
+
+    // Its job: the individual the provider did not know, with the provider's message.
+    await page.getByRole('link', { name: short(failedJobId) }).click();
+    await titled(`Job ${short(failedJobId)}`);
+    await expect(page.locator('#job-status').textContent()).resolves.toBe('error');
+    const individual = page.getByRole('table', { name: 'Individual errors' }).locator('tbody tr');
+    await expect(individual.count()).resolves.toBe(1);
+    await expect(individual.textContent()).resolves.toContain(unknownIndividual);
+    await expect(individual.textContent()).resolves.toContain('404');
+    await shot(page, 'job-individual-errors');
+  });
+
+  it('replays a dead letter: still refused while the benefit is unknown, applied once it exists, and its saga appears', async () => {
+    await nav('Dead letters').click();
+    await titled('Dead letters');
+    const row = page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(deadLetterId) }) });
+    await expect(row.textContent()).resolves.toContain(`Unknown benefit ${missingBenefitId}`);
+
+    // Select it and replay the selection before the fix: it stays open and the answer says why.
+    // click, not check(): ticking re-renders the row (highlight, count), so the box is a new element.
+    await row.getByRole('checkbox', { name: `Select dead letter ${short(deadLetterId)}` }).click();
+    await expect(row.getByRole('checkbox').isChecked()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Replay selected (1)' }).click();
+    await page.getByRole('dialog', { name: 'Replay dead letter ' + short(deadLetterId) }).waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('#replay-results').waitFor();
+    await expect(page.locator('#replay-results').textContent()).resolves.toContain('0 of 1 replayed');
+    await expect(page.locator('#replay-results').textContent()).resolves.toContain('still_poison');
+    await expect((await ops(service, `/ops/api/dead-letters/${deadLetterId}`)).body.status).toBe('open');
+    await shot(page, 'dead-letter-still-refused');
+
+    // The fix: the employer set the benefit up in payroll directly; the service learns it on its next read.
+    const connection = (await ops(service, `/ops/api/connections/${automated.connectionId}`)).body;
+    await service.app.get(SandboxEmployerStore).addBenefit(
+      {
+        connectionId: automated.connectionId,
+        entityId: automated.entityId,
+        entityName: connection.entities[0].name,
+        providerId: connection.provider_id,
+        authenticationType: connection.authentication_type,
+        employeeSize: 5,
+      },
+      { benefit_id: missingBenefitId, type: '401k', description: 'Set up in payroll', frequency: 'every_paycheck', company_contribution: null },
+    );
+    const listed = await service.request('/employer/benefits', { headers: bearer(automated.token) });
+    expect(listed.body.map((b: { benefit_id: string }) => b.benefit_id)).toContain(missingBenefitId);
+
+    // The dead letter's page: payload and reason, then Replay with a note.
+    await page.getByRole('link', { name: short(deadLetterId) }).click();
+    await titled(`Dead letter ${short(deadLetterId)}`);
+    await expect(page.getByLabel('Payload').textContent()).resolves.toContain('"type": "ContributionChanged"');
+    await expect(page.getByLabel('Payload').textContent()).resolves.toContain(missingBenefitId);
+    await page.getByRole('button', { name: `Replay dead letter ${short(deadLetterId)}` }).click();
+    await page.getByLabel('Note (optional: what was fixed)').fill('benefit set up in payroll');
+    await page.keyboard.press('Enter');
+    await textOf('#dead-letter-status', 'replayed');
+    await expect(page.locator('#replay-results').textContent()).resolves.toContain('1 of 1 replayed');
+    await expect(page.locator('main').textContent()).resolves.toContain('benefit set up in payroll');
+    await shot(page, 'dead-letter-replayed');
+    const replayed = (await ops(service, `/ops/api/dead-letters/${deadLetterId}`)).body;
+    expect(replayed).toMatchObject({ status: 'replayed', resolved_by: 'ops', note: 'benefit set up in payroll' });
+
+    // Its effect: the contribution-change saga the event starts, with the event as its source.
+    await page.goto(`${service.url}/ops#/sagas?type=contribution_change`);
+    await rowsAre(1);
+    await page.locator('table tbody tr a').first().click();
+    await page.locator('#saga-source-event').waitFor();
+    await expect(page.locator('#saga-source-event').textContent()).resolves.toBe(deadLetterMessageId);
+    await expect(page.locator('#timeline').textContent()).resolves.toContain('enroll requested');
+    await shot(page, 'replayed-saga');
+  });
+
+  it('completes an assisted task and its manual job completes; failing needs a note', async () => {
+    await nav('Tasks').click();
+    await titled('Ops tasks');
+    const row = page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(taskId) }) });
+    await expect(row.textContent()).resolves.toContain('401k “Assisted plan”');
+    await expect(row.textContent()).resolves.toContain('on time');
+    await shot(page, 'tasks');
+
+    // Fail asks for a note: empty is refused in the dialog, Escape leaves the task open.
+    await row.getByRole('button', { name: /^Fail / }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#dialog-note-error').textContent()).resolves.toBe('Why it cannot be done is required.');
+    await shot(page, 'task-fail-needs-note');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await expect(focused('textContent')).resolves.toBe('Fail…');
+    expect((await ops(service, `/ops/api/tasks/${taskId}`)).body.status).toBe('open');
+
+    // Complete, by keyboard: Shift+Tab from Fail… to Complete…, Enter, then Enter in the dialog.
+    await page.keyboard.press('Shift+Tab');
+    await expect(focused('textContent')).resolves.toBe('Complete…');
+    // Focus is visible.
+    await expect(page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle')).resolves.toBe('solid');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.type('created in the provider portal');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: `Task ${short(taskId)} completed` }).waitFor();
+    // The open queue no longer lists it.
+    await linkGone(short(taskId));
+    expect((await ops(service, `/ops/api/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', resolved_by: 'ops', note: 'created in the provider portal' });
+
+    // Its manual job, followed in the dashboard until it completes (live refresh).
+    await page.goto(`${service.url}/ops#/tasks?status=completed`);
+    await page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(taskId) }) }).getByRole('link', { name: short(manualJobId) }).click();
+    await titled(`Job ${short(manualJobId)}`);
+    await textOf('#job-status', 'complete', 20_000);
+    await shot(page, 'manual-job-complete');
+    const manual = await service.request(`/jobs/manual/${manualJobId}`, { headers: bearer(assisted.token) });
+    expect(manual.body).toMatchObject({ job_id: manualJobId, status: 'complete' });
+  });
+
+  it('lists failed jobs and retries one that can run again', async () => {
+    // A data sync the sandbox fails on purpose; a data sync may run again, an enrollment may not.
+    const configure = (status: string) =>
+      service.request('/sandbox/jobs/configuration', {
+        method: 'PUT',
+        headers: { ...bearer(automated.token), 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'data_sync_all', completion_status: status }),
+      });
+    expect((await configure('error')).status).toBe(200);
+    const sync = await service.request('/jobs/automated', json({ type: 'data_sync_all' }, bearer(automated.token)));
+    expect(sync.status).toBe(201);
+    const syncId: string = sync.body.job_id;
+    await expectEventually(async () => expect((await ops(service, `/ops/api/jobs/${syncId}`)).body.status).toBe('error'));
+
+    await nav('Jobs').click();
+    await titled('Jobs');
+    await page.getByRole('link', { name: 'Failed', exact: true }).click();
+    await page.waitForURL((url) => url.hash === '#/jobs?status=error');
+    await page.getByRole('status').filter({ hasText: /^Jobs: \d+ found\.$/ }).waitFor();
+    await expect(page.getByLabel('Status').inputValue()).resolves.toBe('error');
+    const enrollRow = page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(failedJobId) }) });
+    await expect(enrollRow.textContent()).resolves.toContain('benefit enroll');
+    await expect(enrollRow.getByRole('button').count()).resolves.toBe(0);
+    const syncRow = page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(syncId) }) });
+    await expect(syncRow.textContent()).resolves.toContain('data sync all');
+    await shot(page, 'jobs-failed');
+
+    expect((await configure('complete')).status).toBe(200);
+    await syncRow.getByRole('button', { name: `Retry job ${short(syncId)}` }).click();
+    await page.getByRole('status').filter({ hasText: `Job ${short(syncId)} will run again.` }).waitFor();
+    await expectEventually(async () => expect((await ops(service, `/ops/api/jobs/${syncId}`)).body.status).toBe('complete'));
+    // The failed list no longer holds it once the next poll comes.
+    await linkGone(short(syncId), 15_000);
+    const audit = await ops(service, `/ops/api/audit?target_type=job&target_id=${syncId}`);
+    expect(audit.body.data).toEqual([expect.objectContaining({ action: 'job.retry', actor: 'ops' })]);
+  });
+
+  it('replays several dead letters at once and discards one with a note', async () => {
+    const poison = async (type: string) => {
+      const res = await service.request(
+        '/hris/events',
+        json({ id: randomUUID(), type, version: 1, occurred_at: '2026-03-01T09:00:00Z', connection_id: automated.connectionId, entity_id: automated.entityId, data: {} }, basic(app)),
+      );
+      expect(res.body.outcome).toBe('dead_lettered');
+      return res.body.id as string;
+    };
+    await poison('EmployeePromoted');
+    // A reason that carries markup: it must show as text, and nothing may run.
+    const hostile = '<img src=x onerror=window.__pwned=1>';
+    const hostileMessage = await poison(hostile);
+    const hostileLetter = (await ops(service, '/ops/api/dead-letters?status=open')).body.data.find((d: { message_id: string }) => d.message_id === hostileMessage);
+
+    await nav('Dead letters').click();
+    await titled('Dead letters');
+    await rowsAre(2);
+    await expect(page.locator('table tbody').textContent()).resolves.toContain(hostile);
+    await expect(page.locator('main img').count()).resolves.toBe(0);
+    await expect(pwned()).resolves.toBeUndefined();
+
+    await page.getByRole('button', { name: 'Select all open on this page' }).click();
+    await expect(page.getByRole('checkbox', { checked: true }).count()).resolves.toBe(2);
+    await page.getByRole('button', { name: 'Replay selected (2)' }).click();
+    await page.getByRole('dialog', { name: 'Replay 2 dead letters' }).waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('#replay-results').filter({ hasText: '0 of 2 replayed' }).waitFor();
+    await expect(page.locator('#replay-results li').count()).resolves.toBe(2);
+    await shot(page, 'dead-letters-replay-many');
+
+    // Discard needs its note.
+    const row = page.locator('table tbody tr').filter({ has: page.getByRole('link', { name: short(hostileLetter.dead_letter_id) }) });
+    await row.getByRole('button', { name: /^Discard / }).click();
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#dialog-note-error').textContent()).resolves.toBe('Why it is discarded is required.');
+    await page.keyboard.type('test message with markup');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: `Dead letter ${short(hostileLetter.dead_letter_id)} discarded.` }).waitFor();
+    await rowsAre(1);
+    expect((await ops(service, `/ops/api/dead-letters/${hostileLetter.dead_letter_id}`)).body).toMatchObject({ status: 'discarded', note: 'test message with markup' });
+    await expect(pwned()).resolves.toBeUndefined();
+  });
+
+  it('shows connections, policies and the audit log', async () => {
+    await nav('Connections').click();
+    await titled('Connections');
+    await rowsAre(2);
+    await page.getByRole('link', { name: short(assisted.connectionId) }).first().click();
+    await titled(`Connection ${short(assisted.connectionId)}`);
+    await page.locator('#view dl').filter({ hasText: 'sandbox_assisted' }).waitFor();
+    await expect(page.getByRole('link', { name: /open tasks/ }).textContent()).resolves.toBe('0open tasks');
+    await shot(page, 'connection');
+
+    await nav('Policies').click();
+    await titled('Policies');
+    await expect(page.locator('.empty').textContent()).resolves.toBe('No policies match.');
+    await shot(page, 'policies');
+
+    await nav('Audit log').click();
+    await titled('Audit log');
+    await rowsAre(5, true);
+    const audit = await page.locator('table tbody').textContent();
+    expect(audit).toContain('task.complete');
+    expect(audit).toContain('dead_letter.replay');
+    expect(audit).toContain('outcome: refused');
+    expect(audit).toContain('outcome: replayed');
+    expect(audit).toContain('job.retry');
+    expect(audit).toContain('dead_letter.discard');
+    await shot(page, 'audit');
+  });
+
+  it('refreshes the view on its own, can be paused, and signs out', async () => {
+    await nav('Overview').click();
+    await titled('Overview');
+    const openLetters = page.getByRole('link', { name: /open dead letters/ });
+    const before = Number((await openLetters.textContent())!.replace(/\D+$/, ''));
+    await service.request(
+      '/hris/events',
+      json({ id: randomUUID(), type: 'EmployeePromoted', version: 1, occurred_at: '2026-03-01T09:00:00Z', connection_id: automated.connectionId, entity_id: automated.entityId, data: {} }, basic(app)),
+    );
+    // No navigation: the next poll shows it.
+    await page.waitForFunction((text) => document.body.textContent?.includes(text), `${before + 1}open dead letters`, { timeout: 15_000 });
+
+    const toggle = page.getByRole('button', { name: 'Pause live refresh' });
+    await toggle.click();
+    await expect(page.getByRole('button', { name: 'Resume live refresh' }).getAttribute('aria-pressed')).resolves.toBe('true');
+    await expect(page.locator('#refresh-status').textContent()).resolves.toBe('Live refresh is paused.');
+    await page.getByRole('button', { name: 'Resume live refresh' }).click();
+    await expect(page.getByRole('button', { name: 'Pause live refresh' }).getAttribute('aria-pressed')).resolves.toBe('false');
+
+    // A reload keeps the session of this tab (sessionStorage) and the view of the address.
+    await page.reload();
+    await titled('Overview');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(h1().textContent()).resolves.toBe('Sign in');
+    await expect(page.evaluate<number>('sessionStorage.length')).resolves.toBe(0);
+    await expect(page.locator('#view').isHidden()).resolves.toBe(true);
+
+    expect(errors).toEqual([]);
+  });
+});
