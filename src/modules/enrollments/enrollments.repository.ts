@@ -249,7 +249,7 @@ export class EnrollmentsRepository {
     return rows[0] && { id: rows[0].id, jobId: rows[0].job_id };
   }
 
-  /** Takes items out of a waiting group with their results; a group left empty is processed. */
+  /** Takes items out of a waiting group with their results; a group left empty is processed, and its job ends. */
   async shrinkGroup(id: string, remaining: EnrollmentGroup['items'], results: IndividualResult[], at: Date, manager: EntityManager) {
     await manager.query(
       `UPDATE enrollment_groups SET items = $2::jsonb, results = coalesce(results, '[]'::jsonb) || $3::jsonb,
@@ -258,6 +258,14 @@ export class EnrollmentsRepository {
        WHERE id = $1 AND status = 'pending'`,
       [id, JSON.stringify(remaining), JSON.stringify(results), at],
     );
+    if (remaining.length === 0) {
+      // Nothing left to submit: its job ends with it instead of waking up on the date for nothing.
+      await manager.query(
+        `UPDATE jobs SET status = 'complete', completed_at = $2, result = $3::jsonb
+         WHERE type = 'benefit_enrollment_group' AND params->>'group_id' = $1 AND status = 'pending'`,
+        [id, at, JSON.stringify({ group_id: id, superseded: true })],
+      );
+    }
   }
 
   async findGroup(id: string, manager: EntityManager = this.dataSource.manager): Promise<EnrollmentGroup | undefined> {
