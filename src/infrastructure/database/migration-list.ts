@@ -5,6 +5,7 @@ import { JobsAndSyncs1795600000000 } from './migrations/1795600000000-jobs-and-s
 import { PayStatementItemRules1795700000000 } from './migrations/1795700000000-pay-statement-item-rules';
 import { BenefitsAndEnrollments1795800000000 } from './migrations/1795800000000-benefits-and-enrollments';
 import { SagasPoliciesAudit1795900000000 } from './migrations/1795900000000-sagas-policies-audit';
+import { EnrollmentWorkIndexes1796000000000 } from './migrations/1796000000000-enrollment-work-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   PayStatementItemRules1795700000000,
   BenefitsAndEnrollments1795800000000,
   SagasPoliciesAudit1795900000000,
+  EnrollmentWorkIndexes1796000000000,
 ];
