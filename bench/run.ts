@@ -4,7 +4,7 @@
  * written under bench/results/; a missed target does not fail the run (figures, not
  * assertions), a benchmark that cannot run does.
  *
- *   npm run bench                       all of them (about 5 minutes on 2 vCPUs)
+ *   npm run bench                       all of them (over an hour on 2 vCPUs: 100,000 HRIS events)
  *   npm run bench -- --quick            short runs and small sizes; results in *.tmp.json
  *   npm run bench -- enrollment memory  only those, in this order
  *
@@ -14,6 +14,7 @@
 import { runBenchmark } from './bench-database';
 import { BenchOptions, benchOptions, ensureBuild, printTargets, TargetCheck } from './bench-service';
 import { measureEnrollment } from './enrollment';
+import { measureHrisEvents } from './hris-events';
 import { measureHttpReads } from './http-reads';
 import { measureMemory } from './memory';
 
@@ -27,6 +28,11 @@ export const BENCHMARKS: BenchmarkEntry[] = [
   { name: 'http-reads', measures: 'directory, company and pay-statement reads vs a bare node:http server', run: measureHttpReads },
   { name: 'enrollment', measures: 'enrolling 1,000 and 10,000 individuals in one request', run: measureEnrollment },
   { name: 'memory', measures: 'the service RSS under a steady read load', run: measureMemory },
+  {
+    name: 'hris-events',
+    measures: 'HRIS events from Kafka to completed jobs vs a raw kafkajs consumer (10,000 with --quick, else 100,000 events)',
+    run: measureHrisEvents,
+  },
 ];
 
 async function main(): Promise<void> {

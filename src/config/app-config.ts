@@ -98,6 +98,28 @@ export class AppConfig {
   @Max(1000)
   KAFKA_TOPIC_PARTITIONS = 6;
 
+  /**
+   * Consecutive messages of a partition the consumer applies in one transaction, each with its
+   * own inbox row (1: one transaction per message). Larger batches commit less often but hold
+   * their locks longer.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000' })
+  @Min(1, { message: 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000' })
+  @Max(5000, { message: 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000' })
+  KAFKA_BATCH_MAX = 100;
+
+  /**
+   * How long the consumer group waits for a member that stopped answering (a killed process)
+   * before its partitions go to the others. The broker bounds it (group.min/max.session.timeout.ms,
+   * 6 s to 30 min by default).
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000' })
+  @Min(6_000, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000' })
+  @Max(1_800_000, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000' })
+  KAFKA_SESSION_TIMEOUT_MS = 30_000;
+
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
@@ -297,11 +319,12 @@ export function loadConfig(
   if (tool) TOOL_CONFIGS.add(config);
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length > 0) {
-    throw new ConfigError(
-      errors.flatMap((e) =>
-        Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? m : `${e.property}: ${m}`)),
+    // A setting with one message for its whole range fails several constraints with it: say it once.
+    throw new ConfigError([
+      ...new Set(
+        errors.flatMap((e) => Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? m : `${e.property}: ${m}`))),
       ),
-    );
+    ]);
   }
   return config;
 }

@@ -37,6 +37,8 @@ function transportProviders(config: AppConfig): Provider[] {
         new KafkaConsumerRunner(client, registry, processor, {
           groupId: config.KAFKA_GROUP_ID,
           partitionsConsumedConcurrently: 3,
+          batchMax: config.KAFKA_BATCH_MAX,
+          sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
         }),
     },
   ];

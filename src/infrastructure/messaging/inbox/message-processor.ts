@@ -9,6 +9,14 @@ import { deadLetterTopicOf } from '../topics';
 
 export type ProcessOutcome = 'applied' | 'duplicate' | 'dead_lettered';
 
+/** When a batch commits before its last message: what it applied so far commits, the rest waits. */
+export interface BatchLimits {
+  /** Checked after each message: true ends the batch there (shutting down, partition revoked). */
+  stop?: () => boolean;
+  /** A batch that has run this long commits after the message in progress: bounds lock time and latency. */
+  maxMs?: number;
+}
+
 /** Who replays a dead letter, when and why; recorded on it with the status `replayed`. */
 export interface DeadLetterReplay {
   /** Where the handler of the dead letter's topic and consumer is found. */
@@ -69,7 +77,8 @@ function jsonProblemOf(value: string): string | undefined {
  * commit in one transaction, so a redelivery finds the row and is acknowledged without effect.
  * A poison message is recorded as a dead letter (with its own inbox row) and published to the
  * dead-letter topic through the outbox. Any other error is transient and is thrown for the
- * transport to retry.
+ * transport to retry. A run of messages may also be applied in one transaction (processBatch):
+ * each message still commits with its own inbox row, only the commit is shared.
  */
 @Injectable()
 export class MessageProcessor {
@@ -82,15 +91,10 @@ export class MessageProcessor {
   ) {}
 
   async process(handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
-    const messageId = handler.messageIdOf?.(message) ?? defaultMessageId(message);
-    const notJson = jsonProblemOf(message.value);
+    const { messageId, problem } = this.inspect(handler, message);
     let outcome: ProcessOutcome;
-    if (messageId === undefined) {
-      outcome = await this.deadLetter(handler, message, `no-id:${randomUUID()}`, notJson ?? 'message has no id');
-    } else if (notJson !== undefined) {
-      // Every transport carries JSON; a handler's own JSON.parse would throw a SyntaxError that
-      // looks transient and would block the partition forever.
-      outcome = await this.deadLetter(handler, message, messageId, notJson);
+    if (problem !== undefined) {
+      outcome = await this.deadLetter(handler, message, messageId, problem);
     } else {
       try {
         outcome = await this.dataSource.transaction(async (manager) => {
@@ -110,6 +114,73 @@ export class MessageProcessor {
     return outcome;
   }
 
+  /**
+   * Applies consecutive messages of one partition, in order, in ONE transaction: each message's
+   * inbox claim and effect run under a savepoint of their own, so a duplicate is skipped, and a
+   * poison message rolls back only itself and is dead-lettered in the same transaction; the
+   * batch commits once. One commit instead of one per message is what lets a consumer keep up
+   * with a busy topic. The batch may end early (see BatchLimits): the outcomes returned are
+   * those of the messages applied, a prefix of `messages`, at least one. A transient error rolls
+   * the whole batch back (nothing of it is applied) and is thrown: the caller applies the
+   * messages one by one with process(), retrying there.
+   */
+  async processBatch(handler: MessageHandler, messages: InboundMessage[], limits: BatchLimits = {}): Promise<ProcessOutcome[]> {
+    if (messages.length === 0) return [];
+    let outcomes: ProcessOutcome[];
+    try {
+      outcomes = await this.dataSource.transaction(async (manager) => {
+        const started = Date.now();
+        const results: ProcessOutcome[] = [];
+        for (const message of messages) {
+          results.push(await this.applyInBatch(manager, handler, message));
+          if (limits.stop?.() || (limits.maxMs !== undefined && Date.now() - started >= limits.maxMs)) break;
+        }
+        return results;
+      });
+    } catch (error) {
+      this.metrics.messageRetries.inc({ consumer: handler.consumer });
+      throw error;
+    }
+    for (const outcome of outcomes) this.metrics.messagesConsumed.inc({ consumer: handler.consumer, outcome });
+    return outcomes;
+  }
+
+  /** One message of a batch, under its savepoint (see processBatch). */
+  private async applyInBatch(manager: EntityManager, handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
+    const { messageId, problem } = this.inspect(handler, message);
+    await manager.query('SAVEPOINT inbox_message');
+    if (problem !== undefined) {
+      const outcome = await this.writeDeadLetter(manager, handler, message, messageId, problem);
+      await manager.query('RELEASE SAVEPOINT inbox_message');
+      return outcome;
+    }
+    try {
+      const claimed = await this.claim(manager, handler, messageId, message.topic);
+      if (claimed) await handler.handle(message, manager);
+      await manager.query('RELEASE SAVEPOINT inbox_message');
+      return claimed ? 'applied' : 'duplicate';
+    } catch (error) {
+      if (!(error instanceof PoisonMessageError)) throw error;
+      // Only this message's writes go; the claim goes with them and is taken again by the dead letter.
+      await manager.query('ROLLBACK TO SAVEPOINT inbox_message');
+      const outcome = await this.writeDeadLetter(manager, handler, message, messageId, error.message);
+      await manager.query('RELEASE SAVEPOINT inbox_message');
+      return outcome;
+    }
+  }
+
+  /**
+   * The id a message is deduplicated by, and why it cannot be applied at all (no id, or not
+   * JSON) when that is so. Every transport carries JSON; a handler's own JSON.parse would throw
+   * a SyntaxError that looks transient and would block the partition forever.
+   */
+  private inspect(handler: MessageHandler, message: InboundMessage): { messageId: string; problem?: string } {
+    const messageId = handler.messageIdOf?.(message) ?? defaultMessageId(message);
+    const notJson = jsonProblemOf(message.value);
+    if (messageId === undefined) return { messageId: `no-id:${randomUUID()}`, problem: notJson ?? 'message has no id' };
+    return notJson === undefined ? { messageId } : { messageId, problem: notJson };
+  }
+
   /** Records the message id for this consumer; false when it was already there. */
   private async claim(manager: EntityManager, handler: MessageHandler, messageId: string, topic: string): Promise<boolean> {
     const rows: unknown[] = await manager.query(
@@ -120,62 +191,66 @@ export class MessageProcessor {
     return rows.length > 0;
   }
 
-  private async deadLetter(
+  private deadLetter(handler: MessageHandler, message: InboundMessage, messageId: string, reason: string): Promise<ProcessOutcome> {
+    return this.dataSource.transaction((manager) => this.writeDeadLetter(manager, handler, message, messageId, reason));
+  }
+
+  /** The dead letter, its inbox claim and its outbox message, in the caller's transaction. */
+  private async writeDeadLetter(
+    manager: EntityManager,
     handler: MessageHandler,
     message: InboundMessage,
     messageId: string,
     reason: string,
   ): Promise<ProcessOutcome> {
+    if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
     this.logger.warn(`dead-lettering message ${messageId} from ${message.topic} for ${handler.consumer}: ${reason}`);
-    return this.dataSource.transaction(async (manager) => {
-      if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
-      const id = randomUUID();
-      await manager.query(
-        `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, message_id, payload, headers, reason)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)`,
-        [
-          id,
-          handler.consumer,
-          message.topic,
-          message.partition ?? null,
-          message.offset ?? null,
-          message.key,
-          messageId,
-          message.value,
-          JSON.stringify(message.headers),
+    const id = randomUUID();
+    await manager.query(
+      `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, message_id, payload, headers, reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)`,
+      [
+        id,
+        handler.consumer,
+        message.topic,
+        message.partition ?? null,
+        message.offset ?? null,
+        message.key,
+        messageId,
+        message.value,
+        JSON.stringify(message.headers),
+        reason,
+      ],
+    );
+    await this.outbox.append(manager, [
+      {
+        topic: deadLetterTopicOf(message.topic),
+        key: message.key ?? messageId,
+        type: 'DeadLetter',
+        messageId: id,
+        payload: {
+          dead_letter_id: id,
           reason,
-        ],
-      );
-      await this.outbox.append(manager, [
-        {
-          topic: deadLetterTopicOf(message.topic),
-          key: message.key ?? messageId,
-          type: 'DeadLetter',
-          messageId: id,
-          payload: {
-            dead_letter_id: id,
-            reason,
-            consumer: handler.consumer,
-            original: {
-              topic: message.topic,
-              partition: message.partition ?? null,
-              offset: message.offset ?? null,
-              key: message.key,
-              headers: message.headers,
-              value: message.value,
-            },
-          },
-          headers: {
-            [HEADER.deadLetterReason]: reason.slice(0, 500),
-            [HEADER.deadLetterConsumer]: handler.consumer,
-            [HEADER.originalTopic]: message.topic,
-            ...(message.partition !== undefined && { [HEADER.originalPartition]: String(message.partition) }),
-            ...(message.offset !== undefined && { [HEADER.originalOffset]: message.offset }),
+          consumer: handler.consumer,
+          original: {
+            topic: message.topic,
+            partition: message.partition ?? null,
+            offset: message.offset ?? null,
+            key: message.key,
+            headers: message.headers,
+            value: message.value,
           },
         },
-      ]);
-      return 'dead_lettered';
-    });
+        headers: {
+          [HEADER.deadLetterReason]: reason.slice(0, 500),
+          [HEADER.deadLetterConsumer]: handler.consumer,
+          [HEADER.originalTopic]: message.topic,
+          ...(message.partition !== undefined && { [HEADER.originalPartition]: String(message.partition) }),
+          ...(message.offset !== undefined && { [HEADER.originalOffset]: message.offset }),
+        },
+      },
+    ]);
+    return 'dead_lettered';
   }
 
   /**

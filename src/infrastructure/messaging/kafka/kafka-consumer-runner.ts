@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
 import { MessageProcessor } from '../inbox/message-processor';
-import { InboundMessage, MessageHeaders } from '../message';
+import { InboundMessage, MessageHandler, MessageHeaders } from '../message';
 import { MessageHandlerRegistry } from '../message-handler-registry';
 import { KafkaClient } from './kafka-client';
 
@@ -9,6 +9,19 @@ export interface KafkaConsumerSettings {
   groupId: string;
   /** Partitions processed at once; a partition stuck on a transient failure blocks only itself. */
   partitionsConsumedConcurrently: number;
+  /**
+   * Consecutive messages of a partition applied in one transaction (1: each in its own). Bounds
+   * how long a transaction holds its locks and how much a transient failure sends back to
+   * one-by-one processing. Default 100.
+   */
+  batchMax?: number;
+  /**
+   * A transaction that has run this long commits after the message in progress, even short of
+   * `batchMax`: bounds how long a batch holds its locks and delays its messages; default 100 ms.
+   */
+  batchMaxMs?: number;
+  /** How long the group waits for a silent member (a killed process) before giving its partitions to others; default 30 s. */
+  sessionTimeoutMs?: number;
 }
 
 export const KAFKA_CONSUMER_SETTINGS = Symbol('KafkaConsumerSettings');
@@ -25,8 +38,10 @@ const headersOf = (headers: IHeaders | undefined): MessageHeaders => {
 /**
  * Runs the consumer group over every topic that has registered handlers. Each message is applied
  * through the inbox before its offset is resolved; offsets are committed after, so a crash
- * redelivers and the inbox drops what was already applied. Transient failures are retried with
- * backoff in place (keeping the partition's order); poison goes to the dead letters.
+ * redelivers and the inbox drops what was already applied. A fetched batch is applied in runs of
+ * up to `batchMax` messages, each run in one transaction (MessageProcessor.processBatch); a run
+ * that fails transiently is applied again message by message, each retried with backoff in place
+ * (keeping the partition's order); poison goes to the dead letters.
  */
 @Injectable()
 export class KafkaConsumerRunner {
@@ -48,10 +63,12 @@ export class KafkaConsumerRunner {
     const topics = this.registry.topics();
     if (topics.length === 0 || this.consumer) return;
     this.stopped = false;
+    const sessionTimeoutMs = this.settings.sessionTimeoutMs ?? 30_000;
     const consumer = this.client.kafka.consumer({
       groupId: this.settings.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: sessionTimeoutMs,
+      // Kafka's rule of thumb: at most a third of the session timeout.
+      heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
     });
@@ -102,16 +119,14 @@ export class KafkaConsumerRunner {
   }: EachBatchPayload): Promise<void> {
     const topic = this.client.topics.logical(batch.topic) ?? batch.topic;
     const handlers = this.registry.handlersFor(topic);
-    messages: for (const raw of batch.messages) {
-      if (!isRunning() || isStale() || this.stopped) break;
-      const message = this.toInbound(topic, batch.partition, raw);
-      for (const handler of handlers) {
-        if (!(await this.applyWithRetry(handler.consumer, () => this.processor.process(handler, message), isRunning))) {
-          break messages; // shutting down: leave the offset unresolved, the message is redelivered
-        }
-      }
-      resolveOffset(raw.offset);
-      await heartbeat();
+    const size = Math.max(1, this.settings.batchMax ?? 100);
+    const stop = () => this.stopped || !isRunning() || isStale();
+    for (let at = 0; at < batch.messages.length; ) {
+      if (stop()) break;
+      const run = batch.messages.slice(at, at + size).map((raw) => this.toInbound(topic, batch.partition, raw));
+      const applied = await this.applyRun(handlers, run, resolveOffset, heartbeat, isRunning, stop);
+      if (applied === 0) break;
+      at += applied;
     }
     if (this.stopped || !isRunning()) {
       // kafkajs does not commit on disconnect and the interval may not have elapsed: commit what
@@ -120,6 +135,60 @@ export class KafkaConsumerRunner {
     } else {
       await commitOffsetsIfNecessary();
     }
+  }
+
+  /**
+   * Applies the start of a run of messages (one transaction per handler, which may commit before
+   * the end of the run: BatchLimits) and resolves their offsets; answers how many messages were
+   * applied, 0 when shutting down (what is not resolved is redelivered). A handler whose batch
+   * failed gets the messages one by one, each retried until it is applied.
+   */
+  private async applyRun(
+    handlers: readonly MessageHandler[],
+    run: InboundMessage[],
+    resolveOffset: (offset: string) => void,
+    heartbeat: () => Promise<void>,
+    isRunning: () => boolean,
+    stop: () => boolean,
+  ): Promise<number> {
+    let length = run.length;
+    let oneByOne: MessageHandler[] = [...handlers];
+    if (run.length > 1) {
+      oneByOne = [];
+      for (const [i, handler] of handlers.entries()) {
+        try {
+          // The first handler decides where the batch ends; the others apply exactly as many.
+          const outcomes = await this.processor.processBatch(
+            handler,
+            run.slice(0, length),
+            i === 0 ? { stop, maxMs: this.settings.batchMaxMs ?? 100 } : {},
+          );
+          length = outcomes.length;
+        } catch (error) {
+          if (this.stopped || !isRunning()) return 0;
+          this.logger.warn(`${handler.consumer}: a batch of ${length} failed, applying it one by one: ${(error as Error).message}`);
+          oneByOne.push(handler);
+        }
+      }
+    }
+    if (oneByOne.length === 0) {
+      resolveOffset(run[length - 1].offset!);
+      await heartbeat();
+      return length;
+    }
+    // One by one: a message at a time, so the failure is retried in place, in order.
+    let applied = 0;
+    for (const message of run.slice(0, length)) {
+      for (const handler of oneByOne) {
+        if (!(await this.applyWithRetry(handler.consumer, () => this.processor.process(handler, message), isRunning))) return applied;
+      }
+      resolveOffset(message.offset!);
+      await heartbeat();
+      applied++;
+      // Shutting down between messages: what is applied is resolved, the rest is redelivered.
+      if (stop()) break;
+    }
+    return applied;
   }
 
   private async applyWithRetry(consumer: string, apply: () => Promise<unknown>, isRunning: () => boolean): Promise<boolean> {

@@ -1,0 +1,485 @@
+/**
+ * The HRIS-events fault suite, on the real broker and PostgreSQL: the service runs as child
+ * processes consuming `hris.events` while something goes wrong, and each scenario counts what
+ * the stream led to (`events sent / applied / lost / doubled / dead-lettered`, bench/hris-kit.ts)
+ * and passes with 0 lost, 0 doubled and every poison event dead-lettered (with its reason).
+ *
+ *   1. sigkill-restart      SIGKILL the service mid-stream, start a new process on the same group
+ *   2. postgres-restart     restart PostgreSQL mid-stream (a private cluster, never the shared one)
+ *   3. provider-faults      provider calls fail: 20 % server errors and 10 % timeouts
+ *   4. triple-delivery      every event delivered three times
+ *   5. poison               1 % poison events (five kinds); the .dlq topic is read back too
+ *   6. group-kill           three instances in one group; one killed with SIGKILL mid-stream
+ *
+ *   npm run faults                     the short version (a few hundred events per scenario)
+ *   npm run faults -- --long           the long version (thousands per scenario), by hand
+ *   npm run faults -- poison group-kill   only those
+ *
+ * Everything runs on loopback (127.0.0.1): the broker of TEST_KAFKA_BROKERS / KAFKA_BROKERS
+ * (default 127.0.0.1:9092, `scripts/kafka/run up`) and fresh databases on TEST_DATABASE_URL /
+ * DATABASE_URL's server, except scenario 2, which initdb's a PostgreSQL cluster of its own in a
+ * temporary folder (run as the `postgres` user when this runs as root) and restarts that. Each
+ * scenario is bounded in time; the exit code is 1 when any scenario fails.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AssignerProtocol, KafkaMessage } from 'kafkajs';
+import {
+  basic,
+  countOutcome,
+  createScratchDatabase,
+  deliveredTimes,
+  Employer,
+  employersCoveringPartitions,
+  freePort,
+  HRIS_DLQ_TOPIC,
+  HRIS_TOPIC,
+  inboxCount,
+  KafkaScope,
+  kafkaBrokers,
+  OPS_CREDENTIALS,
+  Outcome,
+  outcomeLine,
+  PARTITIONS,
+  partitionOf,
+  planStream,
+  postgresServerUrl,
+  PrivatePostgres,
+  ScratchDatabase,
+  ServiceAuth,
+  ServiceChild,
+  sleep,
+  startPrivatePostgres,
+  startServiceChild,
+  StreamPlan,
+  tail,
+  waitInbox,
+  waitSettled,
+} from './hris-kit';
+
+export interface FaultOptions {
+  /** The long version: ten times the events, longer bounds, more faults per scenario. */
+  long: boolean;
+  /** Progress lines; default console.log. */
+  log?: (line: string) => void;
+}
+
+export interface ScenarioResult {
+  name: string;
+  title: string;
+  passed: boolean;
+  seconds: number;
+  outcome?: Outcome;
+  /** What the fault did (when it struck, how long it lasted). */
+  notes: string[];
+  /** Why it failed, when it did. */
+  failures: string[];
+}
+
+interface Sizes {
+  /** Distinct valid events per scenario. */
+  valid: number;
+  employees: number;
+  /** How long the stream may take to settle after the fault. */
+  settleMs: number;
+}
+
+const sizesOf = (options: FaultOptions): Sizes =>
+  options.long ? { valid: 4_000, employees: 60, settleMs: 900_000 } : { valid: 300, employees: 20, settleMs: 150_000 };
+
+/** A killed member's partitions move after this long; the broker's minimum is 6 s. */
+const SESSION_TIMEOUT_MS = 10_000;
+
+/** The suite talks to nothing but this machine. */
+function assertLoopback(what: string, hosts: string[]): void {
+  const remote = hosts.filter((h) => !['127.0.0.1', 'localhost', '::1', '[::1]'].includes(h));
+  if (remote.length > 0) throw new Error(`the fault suite runs on loopback only; ${what} points at ${remote.join(', ')}`);
+}
+
+/** A service process, and whether this suite killed (or stopped) it. */
+interface Tracked extends ServiceChild {
+  killed?: boolean;
+}
+
+/** One database, topic prefix and consumer group, shared by the service processes started on it. */
+class Deployment {
+  readonly processes: Tracked[] = [];
+  readonly scope: KafkaScope;
+  private readonly clientId = randomUUID();
+  private readonly clientSecret = `secret-${randomBytes(16).toString('hex')}`;
+
+  private constructor(
+    readonly database: ScratchDatabase,
+    label: string,
+  ) {
+    this.scope = new KafkaScope(label);
+  }
+
+  static async create(label: string, server = postgresServerUrl()): Promise<Deployment> {
+    return new Deployment(await createScratchDatabase(`faults_${label.replace(/[^a-z0-9]/g, '_')}`, server), `faults-${label}`);
+  }
+
+  get db() {
+    return this.database.db;
+  }
+
+  get auth(): ServiceAuth {
+    return { app: basic(this.clientId, this.clientSecret), ops: basic(OPS_CREDENTIALS.username, OPS_CREDENTIALS.password) };
+  }
+
+  async start(name: string, env: Record<string, string> = {}): Promise<Tracked> {
+    const service: Tracked = await startServiceChild({
+      name,
+      databaseUrl: this.database.url,
+      kafka: { brokers: kafkaBrokers(), topicPrefix: this.scope.prefix, groupId: this.scope.groupId, partitions: PARTITIONS },
+      env: {
+        APP_CLIENT_ID: this.clientId,
+        APP_CLIENT_SECRET: this.clientSecret,
+        KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+        ...env,
+      },
+      readyTimeoutMs: 120_000,
+    });
+    this.processes.push(service);
+    return service;
+  }
+
+  /** A running process to read the API through. */
+  get live(): ServiceChild {
+    const alive = this.processes.filter((p) => !p.killed);
+    if (alive.length === 0) throw new Error('no service process is running');
+    return alive[alive.length - 1];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop(15_000)));
+    await this.scope.close([`${this.scope.prefix}dlq-reader`]);
+    await this.database.drop();
+  }
+}
+
+/** The members of the group and the partitions each holds, by client id (= process name). */
+async function assignments(deployment: Deployment): Promise<Map<string, number[]>> {
+  const admin = await deployment.scope.admin();
+  const { groups } = await admin.describeGroups([deployment.scope.groupId]);
+  const topic = deployment.scope.physical(HRIS_TOPIC);
+  return new Map(
+    (groups[0]?.members ?? []).map((m) => {
+      const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+      return [m.clientId, [...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b)];
+    }),
+  );
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await sleep(200);
+  }
+}
+
+interface Context {
+  options: FaultOptions;
+  sizes: Sizes;
+  log: (line: string) => void;
+  notes: string[];
+  /** Deployments to close at the end, whatever happens. */
+  deployments: Deployment[];
+  /** Private clusters to stop at the end. */
+  clusters: PrivatePostgres[];
+}
+
+
+const planFor = (employers: Employer[], sizes: Sizes, seed: number, { duplicates = 0.05, poison = 0.01 } = {}): StreamPlan => {
+  const perEmployer = Math.min(sizes.employees, ...employers.map((e) => e.people.length));
+  const valid = sizes.valid;
+  // Messages in all = valid + duplicates + poison; poison is `poison` of them.
+  const poisonCount = Math.max(5, Math.round((valid * poison) / (1 - poison)));
+  return planStream(employers, { perEmployer, valid, duplicates: Math.round(valid * duplicates), poison: poisonCount, terminatedShare: 0.2, seed });
+};
+
+const distinctOf = (plan: StreamPlan) => plan.valid.length + plan.poison.length;
+
+/** Employers over the partitions, half with a new-hire policy. */
+const employersFor = (deployment: Deployment, service: ServiceChild, sizes: Sizes, partitions = 3) =>
+  employersCoveringPartitions(service.url, deployment.auth, deployment.scope.physical(HRIS_TOPIC), {
+    employees: sizes.employees,
+    policy: (i) => i % 2 === 0,
+    min: 3,
+    max: 8,
+    partitions,
+  });
+
+/** Waits until the stream settles within the bound, then counts; a stream that did not settle fails. */
+async function settleAndCount(ctx: Context, deployment: Deployment, employers: Employer[], plans: StreamPlan[], failures: string[]): Promise<Outcome> {
+  const distinct = plans.reduce((n, p) => n + distinctOf(p), 0);
+  const { settled, progress } = await waitSettled(deployment.db, distinct, ctx.sizes.settleMs);
+  if (!settled) failures.push(`not settled within ${ctx.sizes.settleMs / 1000} s: ${JSON.stringify(progress)} (distinct ids ${distinct})`);
+  return countOutcome(deployment.db, deployment.live.url, employers, plans);
+}
+
+interface Scenario {
+  name: string;
+  title: string;
+  run(ctx: Context, failures: string[]): Promise<Outcome>;
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'sigkill-restart',
+    title: 'SIGKILL the service mid-stream, restart',
+    async run(ctx, failures) {
+      const deployment = await Deployment.create('kill');
+      ctx.deployments.push(deployment);
+      const first = await deployment.start('consumer-killed');
+      const employers = await employersFor(deployment, first, ctx.sizes);
+      const plan = planFor(employers, ctx.sizes, 101);
+      const distinct = distinctOf(plan);
+      await deployment.scope.produce(plan.messages);
+      const kills = ctx.options.long ? 2 : 1;
+      let current = first;
+      for (let k = 1; k <= kills; k++) {
+        await waitInbox(deployment.db, Math.ceil((distinct * k) / (kills + 2)), 120_000);
+        const exit = await current.kill('SIGKILL');
+        current.killed = true;
+        const atKill = await inboxCount(deployment.db);
+        ctx.notes.push(`killed (${exit.signal}) at ${atKill}/${distinct} ids applied`);
+        if (atKill >= distinct) failures.push('the kill came after the whole stream was applied');
+        current = await deployment.start(`consumer-restarted-${k}`);
+      }
+      return settleAndCount(ctx, deployment, employers, [plan], failures);
+    },
+  },
+  {
+    name: 'postgres-restart',
+    title: 'restart PostgreSQL mid-stream (private cluster)',
+    async run(ctx, failures) {
+      const cluster = await startPrivatePostgres(await freePort());
+      ctx.clusters.push(cluster);
+      assertLoopback('the private cluster', [new URL(cluster.url).hostname]);
+      const deployment = await Deployment.create('pg', cluster.url);
+      ctx.deployments.push(deployment);
+      const service = await deployment.start('consumer-pg');
+      const employers = await employersFor(deployment, service, ctx.sizes);
+      const plan = planFor(employers, ctx.sizes, 202);
+      const distinct = distinctOf(plan);
+      await deployment.scope.produce(plan.messages);
+      const modes: ('fast' | 'immediate')[] = ctx.options.long ? ['fast', 'immediate'] : ['immediate'];
+      for (const [i, mode] of modes.entries()) {
+        await waitInbox(deployment.db, Math.ceil((distinct * (i + 1)) / (modes.length + 2)), 120_000);
+        const started = Date.now();
+        cluster.restart(mode);
+        const atRestart = await waitFor('the inbox after the restart', 60_000, () => inboxCount(deployment.db));
+        ctx.notes.push(`PostgreSQL restarted (-m ${mode}, ${((Date.now() - started) / 1000).toFixed(1)} s) at ${atRestart}/${distinct} ids applied`);
+        if (atRestart >= distinct) failures.push(`the restart (-m ${mode}) came after the whole stream was applied`);
+      }
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      // The same process went on through the restarts: it never exited.
+      if (service.hasExited()) failures.push(`the service exited during the restart:\n${tail(service.output(), 30)}`);
+      return outcome;
+    },
+  },
+  {
+    name: 'provider-faults',
+    title: 'provider failure injection: 20 % server errors + 10 % timeouts',
+    async run(ctx, failures) {
+      const deployment = await Deployment.create('provider');
+      ctx.deployments.push(deployment);
+      // Set-up (sandbox employers, benefits created at the provider) without faults; then the drill.
+      const setup = await deployment.start('setup');
+      const employers = await employersFor(deployment, setup, ctx.sizes);
+      await setup.stop(15_000);
+      setup.killed = true;
+      await deployment.start('consumer-faulty-provider', {
+        PROVIDER_FAILURE_RATE: '0.2',
+        PROVIDER_TIMEOUT_RATE: '0.1',
+        PROVIDER_TIMEOUT_MS: '1000',
+      });
+      const plan = planFor(employers, ctx.sizes, 303);
+      await deployment.scope.produce(plan.messages);
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      const [calls] = await deployment.db.query(
+        `SELECT count(*) FILTER (WHERE attempts > 0)::int AS ran, coalesce(sum(attempts), 0)::int AS runs,
+                count(*) FILTER (WHERE attempts > 1)::int AS retried
+         FROM jobs WHERE type = 'benefit_enrollment_group'`,
+      );
+      // Groups taken over by a later change before their call never run: not counted.
+      ctx.notes.push(`${calls.ran} provider-call jobs ran ${calls.runs} times: ${calls.retried} needed more than one run`);
+      if (calls.retried === 0) failures.push('no provider call was retried: the faults did not strike');
+      return outcome;
+    },
+  },
+  {
+    name: 'triple-delivery',
+    title: 'every event delivered three times',
+    async run(ctx, failures) {
+      const deployment = await Deployment.create('triple');
+      ctx.deployments.push(deployment);
+      const service = await deployment.start('consumer-triple');
+      const employers = await employersFor(deployment, service, ctx.sizes);
+      const plan = deliveredTimes(planFor(employers, ctx.sizes, 404, { duplicates: 0 }), 3, 405);
+      if (plan.messages.length !== 3 * distinctOf(plan)) failures.push(`sent ${plan.messages.length}, not three times ${distinctOf(plan)}`);
+      await deployment.scope.produce(plan.messages);
+      return settleAndCount(ctx, deployment, employers, [plan], failures);
+    },
+  },
+  {
+    name: 'poison',
+    title: '1 % poison events, read back from the .dlq topic',
+    async run(ctx, failures) {
+      const deployment = await Deployment.create('poison');
+      ctx.deployments.push(deployment);
+      const service = await deployment.start('consumer-poison');
+      const employers = await employersFor(deployment, service, ctx.sizes);
+      const plan = planFor(employers, ctx.sizes, 505, { duplicates: 0, poison: 0.01 });
+      ctx.notes.push(`${plan.poison.length} poison of ${plan.messages.length} messages`);
+      const dlq: KafkaMessage[] = [];
+      const reader = deployment.scope.kafka.consumer({ groupId: `${deployment.scope.prefix}dlq-reader`, maxWaitTimeInMs: 100 });
+      await reader.connect();
+      try {
+        await reader.subscribe({ topic: deployment.scope.physical(HRIS_DLQ_TOPIC), fromBeginning: true });
+        await reader.run({ eachMessage: async ({ message }) => void dlq.push(message) });
+        await deployment.scope.produce(plan.messages);
+        const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+        // The dead letters' outbox is drained (settled): each is on the topic, the reader may lag a little.
+        await waitFor('the .dlq topic', 30_000, async () => (dlq.length >= plan.poison.length ? true : undefined)).catch(() => undefined);
+        const rows: { id: string; message_id: string }[] = await deployment.db.query(`SELECT id, message_id FROM dead_letters`);
+        const byId = new Map(rows.map((r) => [r.id, r.message_id.toLowerCase()]));
+        const onTopic = dlq.map((m) => byId.get(JSON.parse(m.value!.toString()).dead_letter_id)).sort();
+        const expected = plan.poison.map((p) => p.id).sort();
+        if (JSON.stringify(onTopic) !== JSON.stringify(expected)) {
+          failures.push(`the .dlq topic holds ${onTopic.length} dead letters, ${expected.length} poison events were sent`);
+        }
+        ctx.notes.push(`.dlq topic: ${onTopic.length} messages`);
+        return outcome;
+      } finally {
+        await reader.disconnect().catch(() => undefined);
+      }
+    },
+  },
+  {
+    name: 'group-kill',
+    title: 'three instances in one group; one killed (SIGKILL) mid-stream',
+    async run(ctx, failures) {
+      const deployment = await Deployment.create('group');
+      ctx.deployments.push(deployment);
+      const names = ['consumer-a', 'consumer-b', 'consumer-c'];
+      const members = await Promise.all(names.map((n) => deployment.start(n)));
+      const held = await waitFor('three members holding every partition', 60_000, async () => {
+        const a = await assignments(deployment);
+        const all = [...a.values()].flat().sort((x, y) => x - y);
+        return a.size === 3 && all.length === PARTITIONS && [...a.values()].every((p) => p.length > 0) ? a : undefined;
+      });
+      const employers = await employersFor(deployment, members[0], ctx.sizes, PARTITIONS);
+      const topic = deployment.scope.physical(HRIS_TOPIC);
+      // The victim: a member with work of the stream on its partitions.
+      const busy = names.filter((n) => employers.some((e) => held.get(n)!.includes(partitionOf(e.connectionId, topic))));
+      if (busy.length < 2) failures.push(`only ${busy.length} of 3 members hold partitions with work`);
+      const victim = members[names.indexOf(busy[busy.length - 1] ?? names[2])];
+      ctx.notes.push(`partitions: ${[...held].map(([n, p]) => `${n} ${p.join(',')}`).join('; ')}; killing ${victim.name}`);
+      const plan = planFor(employers, ctx.sizes, 606);
+      const distinct = distinctOf(plan);
+      await deployment.scope.produce(plan.messages);
+      await waitInbox(deployment.db, Math.ceil(distinct * 0.3), 120_000);
+      await victim.kill('SIGKILL');
+      victim.killed = true;
+      const atKill = await inboxCount(deployment.db);
+      ctx.notes.push(`killed at ${atKill}/${distinct} ids applied`);
+      if (atKill >= distinct) failures.push('the kill came after the whole stream was applied');
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      const after = await waitFor('the survivors holding every partition', 60_000, async () => {
+        const a = await assignments(deployment);
+        return a.size === 2 && [...a.values()].flat().length === PARTITIONS ? a : undefined;
+      }).catch(() => undefined);
+      if (!after) failures.push('the two survivors do not hold every partition');
+      else ctx.notes.push(`after: ${[...after].map(([n, p]) => `${n} ${p.join(',')}`).join('; ')}`);
+      return outcome;
+    },
+  },
+];
+
+/** Runs one scenario, bounded in time; its deployments are torn down whatever happens. */
+export async function runScenario(scenario: Scenario, options: FaultOptions): Promise<ScenarioResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const ctx: Context = { options, sizes: sizesOf(options), log, notes: [], deployments: [], clusters: [] };
+  const failures: string[] = [];
+  const started = Date.now();
+  const boundMs = ctx.sizes.settleMs + 300_000;
+  let outcome: Outcome | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    outcome = await Promise.race([
+      scenario.run(ctx, failures),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`scenario over its bound of ${boundMs / 1000} s`)), boundMs))),
+    ]);
+  } catch (error) {
+    failures.push(`${(error as Error).message}`);
+    for (const d of ctx.deployments) for (const p of d.processes) if (!p.killed) failures.push(`${p.name} output:\n${tail(p.output(), 20)}`);
+  } finally {
+    clearTimeout(timer);
+    for (const d of ctx.deployments) await d.close().catch((e) => log(`  (teardown: ${(e as Error).message})`));
+    for (const c of ctx.clusters) {
+      try {
+        c.stop();
+      } catch (e) {
+        log(`  (stopping the private cluster: ${(e as Error).message})`);
+      }
+    }
+  }
+  if (outcome) {
+    if (outcome.lost > 0) failures.push(`${outcome.lost} lost`);
+    if (outcome.doubled > 0) failures.push(`${outcome.doubled} doubled`);
+    if (outcome.poisonMissing > 0) failures.push(`${outcome.poisonMissing} of ${outcome.poisonEvents} poison events not dead-lettered`);
+    if (outcome.problems.length > 0 && (outcome.lost > 0 || outcome.doubled > 0 || outcome.poisonMissing > 0)) failures.push(...outcome.problems.slice(0, 10));
+  }
+  return { name: scenario.name, title: scenario.title, passed: failures.length === 0, seconds: (Date.now() - started) / 1000, outcome, notes: ctx.notes, failures };
+}
+
+/** Runs the scenarios in order (all, or those named), printing each result as it ends. */
+export async function runFaultSuite(options: FaultOptions, names: string[] = []): Promise<ScenarioResult[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  assertLoopback('KAFKA_BROKERS', kafkaBrokers().split(',').map((b) => b.replace(/:\d+$/, '')));
+  assertLoopback('the database server', [new URL(postgresServerUrl()).hostname]);
+  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const selected = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+  const results: ScenarioResult[] = [];
+  for (const [i, scenario] of selected.entries()) {
+    log(`\n[${i + 1}/${selected.length}] ${scenario.name}: ${scenario.title}${options.long ? ' (long)' : ''}`);
+    const result = await runScenario(scenario, options);
+    results.push(result);
+    for (const note of result.notes) log(`  ${note}`);
+    if (result.outcome) log(`  ${outcomeLine('hris.events', result.outcome)}`);
+    log(`  ${result.passed ? 'PASS' : 'FAIL'} (${result.seconds.toFixed(0)} s)`);
+    for (const failure of result.failures) log(`    - ${failure}`);
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  const long = process.argv.includes('--long');
+  const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  const started = Date.now();
+  const results = await runFaultSuite({ long }, names);
+  console.log(`\n=== fault suite${long ? ' (long)' : ''}: ${results.filter((r) => r.passed).length}/${results.length} passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  for (const r of results) {
+    const o = r.outcome;
+    console.log(
+      `${r.passed ? 'PASS' : 'FAIL'}  ${r.name.padEnd(16)} ` +
+        (o ? `sent ${o.sent} / applied ${o.applied} / lost ${o.lost} / doubled ${o.doubled} / dead-lettered ${o.deadLettered}` : 'no outcome'),
+    );
+  }
+  process.exitCode = results.every((r) => r.passed) ? 0 : 1;
+}
+
+if (require.main === module) {
+  main()
+    .catch((error) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    // Child processes and clients left by a failure must not keep the suite alive.
+    .finally(() => setTimeout(() => process.exit(), 1_000).unref());
+}
