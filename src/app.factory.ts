@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { AppConfig } from './config/app-config';
+import { AppConfig, trustProxyOption } from './config/app-config';
 import { Clock } from './domain/shared/clock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { setupApiDocs } from './infrastructure/http/api-docs';
@@ -50,7 +50,7 @@ export async function startService(config: AppConfig, options: StartOptions = {}
         bodyLimit: config.BODY_LIMIT_BYTES,
         genReqId: requestIdOf,
         return503OnClosing: true,
-        trustProxy: true,
+        trustProxy: trustProxyOption(config.TRUST_PROXY),
       }),
       { bufferLogs: true, abortOnError: false, bodyParser: false },
     );

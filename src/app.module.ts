@@ -30,6 +30,7 @@ import { AssistedModule } from './modules/assisted/assisted.module';
 import { EnrollmentsModule } from './modules/enrollments/enrollments.module';
 import { IdempotencyModule } from './infrastructure/http/idempotency/idempotency.module';
 import { OpsAuditModule } from './modules/ops-audit/ops-audit.module';
+import { OpsSignInThrottleModule } from './modules/ops-auth/ops-sign-in-throttle';
 import { OpsModule } from './modules/ops/ops.module';
 import { OpsDashboardModule } from './modules/ops-dashboard/ops-dashboard.module';
 import { PoliciesModule } from './modules/policies/policies.module';
@@ -66,6 +67,7 @@ export class AppModule {
         MessagingModule.forRoot(config),
         HealthModule,
         OpsAuditModule,
+        OpsSignInThrottleModule,
         UnitOfWorkModule,
         SagasRepositoryModule,
         ApplicationsModule,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -11,6 +12,7 @@ import {
   MaxLength,
   Min,
   MinLength,
+  ValidateBy,
   ValidateIf,
   validateSync,
 } from 'class-validator';
@@ -30,6 +32,31 @@ const toBool = ({ value }: { value: unknown }) => {
   return value;
 };
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const TRUST_PROXY_MESSAGE =
+  'TRUST_PROXY must be true, false, a number of proxy hops (0-10), or a comma-separated list of addresses, CIDR ranges and the names loopback, linklocal, uniquelocal';
+
+/** Whether `value` is one of the TRUST_PROXY forms (see TRUST_PROXY_MESSAGE). */
+function isTrustProxy(value: unknown): boolean {
+  if (typeof value !== 'string' || value.length > 1000) return false;
+  if (/^(true|false|\d|10)$/.test(value)) return true;
+  return value.split(',').every((part) => {
+    const item = part.trim();
+    if (PROXY_NAMES.includes(item)) return true;
+    const [address, bits, extra] = item.split('/');
+    const version = isIP(address);
+    if (version === 0 || extra !== undefined) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128));
+  });
+}
+
+/** TRUST_PROXY as Fastify's `trustProxy` option takes it. */
+export function trustProxyOption(value: string): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
 
 /** Configs loaded for command-line tools, which serve no dashboard and so need no ops credentials. */
 const TOOL_CONFIGS = new WeakSet<object>();
@@ -120,6 +147,20 @@ export class AppConfig {
   @Max(1_800_000, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000' })
   KAFKA_SESSION_TIMEOUT_MS = 30_000;
 
+  /** Wrong ops credentials one client address may send per window before it is refused (429). */
+  @Transform(toInt)
+  @IsInt({ message: 'OPS_SIGN_IN_MAX_FAILURES must be a whole number from 1 to 1000' })
+  @Min(1, { message: 'OPS_SIGN_IN_MAX_FAILURES must be a whole number from 1 to 1000' })
+  @Max(1000, { message: 'OPS_SIGN_IN_MAX_FAILURES must be a whole number from 1 to 1000' })
+  OPS_SIGN_IN_MAX_FAILURES = 10;
+
+  /** The window of those failures, from the first; a refused address waits for its end. */
+  @Transform(toInt)
+  @IsInt({ message: 'OPS_SIGN_IN_LOCKOUT_SECONDS must be a whole number of seconds from 1 to 86400' })
+  @Min(1, { message: 'OPS_SIGN_IN_LOCKOUT_SECONDS must be a whole number of seconds from 1 to 86400' })
+  @Max(86_400, { message: 'OPS_SIGN_IN_LOCKOUT_SECONDS must be a whole number of seconds from 1 to 86400' })
+  OPS_SIGN_IN_LOCKOUT_SECONDS = 900;
+
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
@@ -185,6 +226,14 @@ export class AppConfig {
   @Transform(toBool)
   @IsBoolean({ message: 'LOG_PRETTY must be true or false' })
   LOG_PRETTY = false;
+
+  /**
+   * Which peers' X-Forwarded-For is believed for the client's address (the one failed ops
+   * sign-ins are counted against): by default the proxies of a private network, never a client
+   * on the internet, which could otherwise pick a new address for each guess.
+   */
+  @ValidateBy({ name: 'isTrustProxy', validator: { validate: isTrustProxy, defaultMessage: () => TRUST_PROXY_MESSAGE } })
+  TRUST_PROXY = 'loopback,linklocal,uniquelocal';
 
   /** Largest accepted request body; 10,000-element enrollment bodies fit well inside 8 MiB. */
   @Transform(toInt)

@@ -32,7 +32,11 @@ describeWithPostgres('Assisted providers', () => {
   let employer: SandboxEmployer;
 
   beforeAll(async () => {
-    service = await startTestService({ clock });
+    service = await startTestService({
+      clock,
+      // Wrong credentials are tried on every route here; the limit on failed sign-ins has its own suite.
+      env: { OPS_SIGN_IN_MAX_FAILURES: '1000' },
+    });
     app = await createApplication(service);
     employer = await sandboxEmployer('sandbox_assisted');
   });

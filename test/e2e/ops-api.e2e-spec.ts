@@ -74,7 +74,12 @@ describeWithPostgres('Ops API', () => {
   let quiet: SandboxEmployer;
 
   beforeAll(async () => {
-    service = await startTestService({ clock, extraModules: [ProbeConsumerModule] });
+    service = await startTestService({
+      clock,
+      extraModules: [ProbeConsumerModule],
+      // Every route is tried with wrong credentials here; the limit on failed sign-ins has its own suite.
+      env: { OPS_SIGN_IN_MAX_FAILURES: '1000' },
+    });
     db = service.app.get(DataSource);
     probe = service.app.get(ProbeConsumer);
     await db.query(`CREATE TABLE ops_probe_effects (id bigserial PRIMARY KEY, message_id text NOT NULL, key text)`);

@@ -42,7 +42,11 @@ describeWithPostgres('auto-enrollment policies (/ops/api/policies)', () => {
   let other: Employer;
 
   beforeAll(async () => {
-    service = await startTestService({ clock });
+    service = await startTestService({
+      clock,
+      // Wrong credentials are tried on every route here; the limit on failed sign-ins has its own suite.
+      env: { OPS_SIGN_IN_MAX_FAILURES: '1000' },
+    });
     app = await createApplication(service);
     employer = await sandboxEmployer();
     other = await sandboxEmployer();

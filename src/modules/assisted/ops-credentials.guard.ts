@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
 import { OpsCredentials, resolveOpsCredentials } from '../../config/ops-credentials';
 import { DomainError } from '../../domain/shared/domain-error';
+import { OpsSignInThrottle } from '../ops-auth/ops-sign-in-throttle';
 
 type OpsRequest = FastifyRequest & { opsUser?: string };
 
@@ -20,22 +21,29 @@ export function areOpsCredentials(given: { username: string; password: string } 
 
 /**
  * The ops API's own credentials: HTTP Basic with OPS_USERNAME/OPS_PASSWORD. Nothing else is
- * accepted here, an employer's bearer token least of all.
+ * accepted here, an employer's bearer token least of all. Wrong credentials count against the
+ * client's address (OpsSignInThrottle); once it has used up its tries it is refused with 429.
  */
 @Injectable()
 export class OpsCredentialsGuard implements CanActivate {
   private credentials: OpsCredentials | undefined;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly throttle: OpsSignInThrottle,
+  ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
     const request = http.getRequest<OpsRequest>();
     const given = basicCredentialsOf(request.headers.authorization);
+    // A request without credentials is not a guess: it only learns that they are needed.
+    if (given !== undefined) this.throttle.assertAllowed(request.ip);
     // Resolved on first use: on the embedded default this may generate and store the password.
     this.credentials ??= resolveOpsCredentials(this.config);
     // Both halves are always compared, so a right username takes no longer to refuse than a wrong one.
     if (!areOpsCredentials(given, this.credentials)) {
+      if (given !== undefined) this.throttle.failed(request.ip);
       void http.getResponse<FastifyReply>().header('www-authenticate', 'Basic realm="ops", charset="UTF-8"');
       throw new DomainError(
         'authentication_error',
@@ -45,6 +53,7 @@ export class OpsCredentialsGuard implements CanActivate {
         { serviceCode: given === undefined ? 'missing_ops_credentials' : 'invalid_ops_credentials' },
       );
     }
+    this.throttle.succeeded(request.ip);
     request.opsUser = given!.username;
     return true;
   }

@@ -1,6 +1,6 @@
-import { Controller, Get, Headers, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/shared/domain-error';
 import { DashboardAssetName, DashboardAssets } from './dashboard-assets';
 import { dashboardPage } from './ops-dashboard.page';
@@ -53,9 +53,13 @@ export class OpsDashboardController {
   /** Whether the Basic credentials sent are the ops credentials: 200 either way (see OpsSignInCheck). */
   @Post('session')
   @HttpCode(200)
-  session(@Headers('authorization') authorization: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): SignInAnswer {
+  session(
+    @Headers('authorization') authorization: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): SignInAnswer {
     void reply.header('cache-control', 'no-store');
-    return this.signIn.check(authorization);
+    return this.signIn.check(authorization, request.ip);
   }
 
   private sendAsset(reply: FastifyReply, name: DashboardAssetName): void {
