@@ -6,11 +6,11 @@
  */
 import { ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { writeBenchResult } from './bench-database';
+import { freePort, trackChild } from './service-child';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -76,41 +76,7 @@ export function ensureBuild(): string {
   return main;
 }
 
-/** A TCP port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
-
-/** Children still running: killed when the benchmark process goes, whatever happens. */
-const children = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-function track(child: ChildProcess): Promise<void> {
-  children.add(child);
-  return new Promise((done) => {
-    child.once('exit', () => {
-      children.delete(child);
-      done();
-    });
-    child.once('error', () => {
-      children.delete(child);
-      done();
-    });
-  });
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs = 20_000): Promise<void> {
+async function stopChild(child: ChildProcess, exited: Promise<unknown>, graceMs = 20_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -274,10 +240,12 @@ export async function startBenchService(
       PROVIDER_LATENCY_MS: '0',
       RATE_LIMIT_PER_MINUTE: '1000000',
       SANDBOX_REFRESHES_PER_HOUR: '1000',
+      // A/B of the prepared statements: DATABASE_PREPARED_STATEMENTS=false npm run bench …
+      ...(process.env.DATABASE_PREPARED_STATEMENTS && { DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS }),
       ...env,
     },
   });
-  const exited = track(child);
+  const exited = trackChild(child);
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-200_000);
@@ -324,7 +292,7 @@ async function startChildServer(script: string, message: unknown): Promise<Child
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { PATH: process.env.PATH ?? '' },
   });
-  const exited = track(child);
+  const exited = trackChild(child);
   const port = await new Promise<number>((done, fail) => {
     child.once('message', (answer: { port: number }) => done(answer.port));
     child.once('exit', (code) => fail(new Error(`${script} exited (code ${code})`)));

@@ -3,18 +3,23 @@
  * API, streams of HRIS events (valid, duplicated, poison) with what they must lead to, producing
  * them to `hris.events`, waiting until the service has applied them, counting the outcome
  * (`events sent / applied / lost / doubled / dead-lettered`) from the inbox, sagas, jobs, dead
- * letters and the provider, and a private PostgreSQL cluster that can be restarted.
+ * letters and the provider, and a private PostgreSQL cluster that can be restarted. The HRIS
+ * e2e test (test/e2e/hris-kafka.e2e-spec.ts) builds on the same helpers; nothing here depends on
+ * jest: `npm run faults` and `npm run bench` run it under plain ts-node.
  */
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Admin, Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
+import { ServiceChild, startServiceChild as startChild, ServiceKafka } from './service-child';
+
+export type { ServiceChild, ServiceExit } from './service-child';
+export { freePort, tail } from './service-child';
 
 export const HRIS_CONSUMER = 'hris-sagas';
 export const HRIS_TOPIC = 'hris.events';
@@ -77,167 +82,36 @@ async function withRetries<T>(work: () => Promise<T>, attempts = 20, delayMs = 2
 
 // --- service processes ------------------------------------------------------------------------
 
-const ROOT = resolve(__dirname, '..');
-
 /** The ops credentials every service process here is started with. */
 export const OPS_CREDENTIALS = { username: 'ops', password: 'ops-password-for-drills' } as const;
-
-export interface ServiceExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-export interface ServiceChild {
-  name: string;
-  pid: number;
-  /** e.g. http://127.0.0.1:41234 */
-  url: string;
-  /** Settled when the process has exited (never rejects). */
-  exited: Promise<ServiceExit>;
-  hasExited(): boolean;
-  /** The latest stdout and stderr. */
-  output(): string;
-  /** Sends the signal and waits for the exit. */
-  kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<ServiceExit>;
-  /** SIGTERM, then SIGKILL when it has not exited within `graceMs`. */
-  stop(graceMs?: number): Promise<ServiceExit>;
-}
 
 export interface ServiceChildOptions {
   name: string;
   databaseUrl: string;
-  kafka: { brokers: string; topicPrefix: string; groupId: string; partitions?: number };
+  kafka: ServiceKafka;
   /** More settings; they win over the defaults here. */
   env?: Record<string, string>;
+  /** Default 120 s. */
   readyTimeoutMs?: number;
 }
 
-/** Children still running: killed when this process goes, whatever happens. */
-const children = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-/** A TCP port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
-
 /**
- * The service (src/main.ts under ts-node, transpile-only: no build step) as a child process on
- * loopback, resolved once /health/ready answers 200 (its Kafka consumer has joined the group).
- * Settings: fast polls, short leases (a killed process's jobs are taken over within seconds),
- * no provider latency, the ops credentials above; nothing is inherited but PATH.
+ * The service as a child process on loopback (bench/service-child.ts), resolved once
+ * /health/ready answers 200 (its Kafka consumer has joined the group), with the drill settings:
+ * the ops credentials above, a pool of 6, LOG_LEVEL from FAULTS_LOG_LEVEL (default warn).
  */
-export async function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startChildOnce(options, await freePort());
-    } catch (error) {
-      if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
-    }
-  }
-}
-
-async function startChildOnce(options: ServiceChildOptions, port: number): Promise<ServiceChild> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_URL: options.databaseUrl,
-    DATABASE_POOL_SIZE: '6',
-    OPS_USERNAME: OPS_CREDENTIALS.username,
-    OPS_PASSWORD: OPS_CREDENTIALS.password,
-    LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'warn',
-    OUTBOX_POLL_MS: '20',
-    JOB_POLL_MS: '20',
-    JOB_LEASE_MS: '5000',
-    OUTBOX_LEASE_MS: '5000',
-    PROVIDER_LATENCY_MS: '0',
-    SHUTDOWN_TIMEOUT_MS: '10000',
-    KAFKA_BROKERS: options.kafka.brokers,
-    KAFKA_TOPIC_PREFIX: options.kafka.topicPrefix,
-    KAFKA_GROUP_ID: options.kafka.groupId,
-    KAFKA_TOPIC_PARTITIONS: String(options.kafka.partitions ?? PARTITIONS),
-    // Tells the members of one group apart in describeGroups.
-    KAFKA_CLIENT_ID: options.name.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100),
-    ...options.env,
-  };
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-500_000);
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  let exitedYet = false;
-  const exited = new Promise<ServiceExit>((done) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      exitedYet = true;
-      done({ code, signal });
-    });
-    child.once('error', (error) => {
-      children.delete(child);
-      exitedYet = true;
-      output += `\n${error.stack ?? error.message}`;
-      done({ code: null, signal: null });
-    });
-  });
-  const kill = async (signal: 'SIGKILL' | 'SIGTERM') => {
-    if (!exitedYet) child.kill(signal);
-    return exited;
-  };
-  const url = `http://127.0.0.1:${port}`;
-  const service: ServiceChild = {
-    name: options.name,
-    pid: child.pid ?? -1,
-    url,
-    exited,
-    hasExited: () => exitedYet,
-    output: () => output,
-    kill,
-    stop: async (graceMs = 20_000) => {
-      if (exitedYet) return exited;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      try {
-        return await exited;
-      } finally {
-        clearTimeout(timer);
-      }
+export function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
+  return startChild({
+    ...options,
+    kafka: { partitions: PARTITIONS, ...options.kafka },
+    env: {
+      DATABASE_POOL_SIZE: '6',
+      OPS_USERNAME: OPS_CREDENTIALS.username,
+      OPS_PASSWORD: OPS_CREDENTIALS.password,
+      LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'warn',
+      ...options.env,
     },
-  };
-  const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
-  const deadline = Date.now() + readyTimeoutMs;
-  for (;;) {
-    if (exitedYet) {
-      const { code, signal } = await exited;
-      throw new Error(`${options.name} exited before it was ready (code ${code}, signal ${signal}):\n${tail(output)}`);
-    }
-    const ready = await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-    if (ready?.status === 200) return service;
-    if (Date.now() > deadline) {
-      await kill('SIGKILL');
-      throw new Error(`${options.name} was not ready within ${readyTimeoutMs / 1000} s:\n${tail(output)}`);
-    }
-    await sleep(100);
-  }
-}
-
-/** The last lines of a process's output, for an error message. */
-export function tail(output: string, lines = 40): string {
-  return output.split('\n').slice(-lines).join('\n');
+  });
 }
 
 // --- employers --------------------------------------------------------------------------------
@@ -375,6 +249,11 @@ export interface PlanOptions {
   poison: number;
   terminatedShare: number;
   seed: number;
+  /**
+   * Seconds between one person's consecutive events. Default: spread, so that each person's
+   * events fit between two hours ago and now.
+   */
+  secondsApart?: number;
 }
 
 /**
@@ -412,7 +291,7 @@ export function planStream(employers: Employer[], options: PlanOptions): StreamP
     const { employer, individualId } = person;
     const count = changes.get(person)!;
     // Seconds between one person's events: all of them fit between t0 and now.
-    const step = Math.max(1, Math.floor((now - t0) / 1_000 / (count + 2)));
+    const step = options.secondsApart ?? Math.max(1, Math.floor((now - t0) / 1_000 / (count + 2)));
     const envelope = (type: string, seq: number, data: Record<string, unknown>) => ({
       id: randomUUID(),
       type,
@@ -915,14 +794,9 @@ export async function countOutcome(db: DataSource, baseUrl: string, employers: E
   }
 
   // Final enrollments: at the service, and at the provider read through the API.
-  const key = (benefitId: string, individualId: string) => `${benefitId}/${individualId.toLowerCase()}`;
+  const key = enrollmentKey;
   const expected = plans.flatMap((p) => p.expected);
-  const rows: { benefit_id: string; individual_id: string; status: string; amount: number | null }[] = await db.query(
-    `SELECT benefit_id, individual_id, status, (configuration->'employee_deduction'->>'amount')::int AS amount
-     FROM enrollments WHERE benefit_id = ANY($1::uuid[])`,
-    [employers.map((e) => e.benefitId)],
-  );
-  const serviceActual = new Map(rows.map((r) => [key(r.benefit_id, r.individual_id), r.status === 'enrolled' ? `enrolled ${r.amount}` : r.status]));
+  const serviceActual = await serviceEnrollments(db, employers);
   const providerActual = new Map<string, number>();
   for (const employer of employers) {
     const { body } = await withRetries(() => api(baseUrl, `/employer/benefits/${employer.benefitId}/individuals`, { headers: bearer(employer.token) }));
@@ -959,6 +833,19 @@ export async function countOutcome(db: DataSource, baseUrl: string, employers: E
     poisonEvents: poison.length,
     problems,
   };
+}
+
+/** `benefit/individual` (lower case), the key of one enrollment in the maps here. */
+export const enrollmentKey = (benefitId: string, individualId: string) => `${benefitId}/${individualId.toLowerCase()}`;
+
+/** The employers' `enrollments` rows by enrollmentKey: `enrolled <amount>`, or the status (`unenrolled`). */
+export async function serviceEnrollments(db: DataSource, employers: Employer[]): Promise<Map<string, string>> {
+  const rows: { benefit_id: string; individual_id: string; status: string; amount: number | null }[] = await db.query(
+    `SELECT benefit_id, individual_id, status, (configuration->'employee_deduction'->>'amount')::int AS amount
+     FROM enrollments WHERE benefit_id = ANY($1::uuid[])`,
+    [employers.map((e) => e.benefitId)],
+  );
+  return new Map(rows.map((r) => [enrollmentKey(r.benefit_id, r.individual_id), r.status === 'enrolled' ? `enrolled ${r.amount}` : r.status]));
 }
 
 /** (benefit, individual) keys whose latest processed group answered a failure for them. */

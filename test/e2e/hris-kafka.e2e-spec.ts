@@ -1,280 +1,47 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Admin, AssignerProtocol, Consumer, Kafka, KafkaMessage, logLevel, Partitioners, Producer } from 'kafkajs';
+import { Admin, AssignerProtocol, Consumer, Kafka, KafkaMessage, logLevel, Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
+import {
+  basic,
+  bearer,
+  createEmployer,
+  Employer,
+  enrollmentKey,
+  HRIS_CONSUMER,
+  HRIS_DLQ_TOPIC,
+  HRIS_TOPIC,
+  inboxCount,
+  Outgoing,
+  PARTITIONS,
+  partitionOf,
+  percent,
+  PlanOptions,
+  planStream,
+  serviceEnrollments,
+  ServiceAuth,
+  StreamPlan,
+  waitSettled,
+} from '../../bench/hris-kit';
 import { dataSourceOptions } from '../../src/infrastructure/database/data-source';
 import { describeWithKafka, testEnv } from '../setup/test-env';
 import { expectEventually } from '../utils/expect-eventually';
 import { OPS_BASIC, ServiceProcess, startServiceProcess } from '../utils/service-process';
-import { json } from '../utils/test-app';
 import { createTestDatabase, TestDatabase } from '../utils/test-database';
 
 /**
  * HRIS events on the real broker, applied by the service running as child processes on real
  * PostgreSQL: a mixed stream with duplicates and poison gives exactly the expected sagas, jobs,
  * enrollments (at the service and at the provider) and dead letters; a process killed with -9
- * mid-stream and a consumer group losing a member lose and double nothing.
+ * mid-stream and a consumer group losing a member lose and double nothing. The streams, the
+ * sandbox employers and the settle wait are those of the fault suite (bench/hris-kit.ts).
  */
-
-const CONSUMER = 'hris-sagas';
-const TOPIC = 'hris.events';
-const DLQ_TOPIC = 'hris.events.dlq';
-const PARTITIONS = 6;
-const MATCH = { type: 'match', tiers: [{ match: 10_000, threshold: 300 }] };
-const POLICY_AMOUNT = 300;
-const ENROLLMENT_JOB_TYPES = ['benefit_enroll', 'benefit_unenroll', 'benefit_enrollment_group'];
-
-const percent = (amount: number) => ({ type: 'percent', amount });
-const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'service-api-version': '2020-09-17' });
-const DAY_MS = 86_400_000;
-const dateOf = (time: number) => new Date(time).toISOString().slice(0, 10);
-
-/** Deterministic randomness, so a failing stream can be produced again. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-interface Employer {
-  token: string;
-  connectionId: string;
-  entityId: string;
-  benefitId: string;
-  /** Directory ids, sorted. */
-  people: string[];
-  policy: boolean;
-}
-
-interface Outgoing {
-  key: string;
-  value: string;
-  headers: Record<string, string>;
-}
-
-interface ValidEvent {
-  id: string;
-  type: string;
-  /** Enrollment jobs its saga must start: more is a doubled job. */
-  jobs: number;
-}
-
-interface PoisonEvent {
-  id: string;
-  reason: string;
-  message: Outgoing;
-}
-
-/** What one (benefit, individual) must end as, at the service and at the provider. */
-interface ExpectedEnrollment {
-  benefitId: string;
-  individualId: string;
-  /** The `enrollments` row's status, or null for no row. */
-  status: 'enrolled' | 'unenrolled' | null;
-  /** The employee deduction in force at the provider today, or null when not enrolled. */
-  amount: number | null;
-}
-
-interface StreamPlan {
-  messages: Outgoing[];
-  valid: ValidEvent[];
-  poison: PoisonEvent[];
-  duplicates: number;
-  expected: ExpectedEnrollment[];
-}
-
-interface PlanOptions {
-  /** Individuals per employer that get events (taken from `firstPerson` on). */
-  perEmployer: number;
-  firstPerson?: number;
-  /** Distinct valid events in all: a hire each, a termination for some, contribution changes for the rest. */
-  valid: number;
-  duplicates: number;
-  poison: number;
-  terminatedShare: number;
-  seed: number;
-}
 
 /**
- * A stream of HRIS events over the employers' people, and what it must lead to. Each person is
- * hired (enrolled by the policy where the employer has one), then changes contribution a few
- * times with increasing `occurred_at` (the last one stays), and is sometimes terminated (every
- * enrollment ends). People are interleaved at random, each in order. Duplicates (the same id
- * again, some with other transport headers or the id in capitals) follow their original on
- * its partition; poison is spread over the stream.
+ * A stream of the fault suite's kind (bench/hris-kit.ts planStream), with one person's events
+ * a second apart, all about two hours ago: the out-of-order changes below are later than
+ * anything in it.
  */
-function planStream(employers: Employer[], options: PlanOptions): StreamPlan {
-  const rand = seededRandom(options.seed);
-  const pick = <T>(items: T[]): T => items[Math.floor(rand() * items.length)];
-  const now = Date.now();
-  const today = dateOf(now);
-  const t0 = now - 2 * 3_600_000;
-
-  const people = employers.flatMap((employer) =>
-    employer.people.slice(options.firstPerson ?? 0, (options.firstPerson ?? 0) + options.perEmployer).map((individualId) => ({ employer, individualId })),
-  );
-  if (people.length < employers.length * options.perEmployer) throw new Error('not enough people in the employers for this stream');
-  const terminated = new Set(people.filter(() => rand() < options.terminatedShare));
-  const changes = new Map(people.map((p) => [p, 0]));
-  const changeCount = options.valid - people.length - terminated.size;
-  if (changeCount < 0) throw new Error('valid is smaller than the hires and terminations');
-  for (let i = 0; i < changeCount; i++) {
-    const p = pick(people);
-    changes.set(p, changes.get(p)! + 1);
-  }
-
-  const valid: ValidEvent[] = [];
-  const expected: ExpectedEnrollment[] = [];
-  const queues = new Map<(typeof people)[number], Outgoing[]>();
-  let amountSeq = 0;
-  for (const person of people) {
-    const { employer, individualId } = person;
-    const envelope = (type: string, seq: number, data: Record<string, unknown>) => ({
-      id: randomUUID(),
-      type,
-      version: 1,
-      occurred_at: new Date(t0 + seq * 1_000).toISOString(),
-      connection_id: employer.connectionId,
-      entity_id: employer.entityId,
-      data,
-    });
-    const queue: Outgoing[] = [];
-    const push = (event: ReturnType<typeof envelope>, jobs: number) => {
-      valid.push({ id: event.id, type: event.type, jobs });
-      // Some publishers send their own transport headers with the original.
-      const headers: Record<string, string> = rand() < 0.3 ? { 'message-id': event.id, 'message-type': event.type } : {};
-      queue.push({ key: employer.connectionId, value: JSON.stringify(event), headers });
-    };
-    // Eligible 10 days ago: enrolled from today.
-    push(envelope('EmployeeHired', 0, { individual_id: individualId, start_date: dateOf(now - 40 * DAY_MS) }), employer.policy ? 1 : 0);
-    let amount: number | null = employer.policy ? POLICY_AMOUNT : null;
-    const count = changes.get(person)!;
-    for (let n = 1; n <= count; n++) {
-      amount = 100 + (amountSeq++ % 900);
-      const configuration: Record<string, unknown> = { employee_deduction: percent(amount) };
-      const data: Record<string, unknown> = { individual_id: individualId, benefit_id: employer.benefitId, configuration };
-      // The effective date in either place, or none; a past one means today.
-      const where = rand();
-      if (where < 0.2) data.effective_date = today;
-      else if (where < 0.4) configuration.effective_date = dateOf(now - DAY_MS);
-      push(envelope('ContributionChanged', n, data), 1);
-    }
-    const enrolling = amount !== null;
-    if (terminated.has(person)) {
-      const endDate = rand() < 0.5 ? today : dateOf(now - 3 * DAY_MS);
-      push(envelope('EmployeeTerminated', count + 1, { individual_id: individualId, end_date: endDate }), enrolling ? 1 : 0);
-      expected.push({ benefitId: employer.benefitId, individualId, status: enrolling ? 'unenrolled' : null, amount: null });
-    } else {
-      expected.push({ benefitId: employer.benefitId, individualId, status: enrolling ? 'enrolled' : null, amount });
-    }
-    queues.set(person, queue);
-  }
-
-  // Interleave people at random, each one's events in order.
-  const messages: Outgoing[] = [];
-  const pending = [...queues.values()].filter((q) => q.length > 0);
-  while (pending.length > 0) {
-    const index = Math.floor(rand() * pending.length);
-    messages.push(pending[index].shift()!);
-    if (pending[index].length === 0) pending.splice(index, 1);
-  }
-
-  const poison = Array.from({ length: options.poison }, (_, i) => poisonEvent(i, pick(employers), pick, now));
-  for (const p of poison) messages.splice(Math.floor(rand() * (messages.length + 1)), 0, p.message);
-
-  // Duplicates: mostly of valid events, a few of poison (a dead letter is written once).
-  const poisonCopies = Math.min(poison.length, Math.ceil(options.duplicates * 0.03));
-  const chosen = new Set<Outgoing>(poison.slice(0, poisonCopies).map((p) => p.message));
-  const validMessages = messages.filter((m) => !poison.some((p) => p.message === m));
-  while (chosen.size < options.duplicates) chosen.add(pick(validMessages));
-  let variant = 0;
-  for (const original of chosen) {
-    const copy: Outgoing = { ...original, headers: { ...original.headers } };
-    const body = safeParse(original.value);
-    switch (variant++ % 4) {
-      case 1:
-        // Another transport id: the envelope id decides, not the header.
-        if (body) copy.headers['message-id'] = randomUUID();
-        copy.headers['x-redelivery'] = 'true';
-        break;
-      case 2:
-        copy.headers = { traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01` };
-        if (!body) copy.headers['message-id'] = original.headers['message-id'];
-        break;
-      case 3:
-        if (body && typeof body.id === 'string') copy.value = JSON.stringify({ ...body, id: body.id.toUpperCase() });
-        break;
-    }
-    const at = messages.indexOf(original);
-    messages.splice(at + 1 + Math.floor(rand() * (messages.length - at)), 0, copy);
-  }
-  return { messages, valid, poison, duplicates: chosen.size, expected };
-}
-
-function safeParse(value: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Poison of five kinds, in turn: bad JSON, an unknown type, version 9, invalid dates, an unknown connection. */
-function poisonEvent(i: number, employer: Employer, pick: <T>(items: T[]) => T, now: number): PoisonEvent {
-  const id = randomUUID();
-  const individualId = pick(employer.people);
-  const base = {
-    id,
-    type: 'EmployeeHired',
-    version: 1,
-    occurred_at: new Date(now).toISOString(),
-    connection_id: employer.connectionId,
-    entity_id: employer.entityId,
-    data: { individual_id: individualId, start_date: dateOf(now) } as Record<string, unknown>,
-  };
-  const event = (value: unknown, reason: string, key = employer.connectionId): PoisonEvent => ({
-    id,
-    reason,
-    message: { key, value: JSON.stringify(value), headers: {} },
-  });
-  switch (i % 5) {
-    case 0:
-      return {
-        id,
-        reason: 'body is not valid JSON',
-        message: { key: employer.connectionId, value: JSON.stringify(base).slice(0, 60), headers: { 'message-id': id } },
-      };
-    case 1:
-      return event({ ...base, type: 'EmployeePromoted' }, 'Unknown HRIS event type "EmployeePromoted"');
-    case 2:
-      return event({ ...base, version: 9 }, 'Unsupported version 9 of EmployeeHired');
-    case 3: {
-      const kinds = [
-        () => event({ ...base, data: { ...base.data, start_date: '2026-02-30' } }, 'data.start_date:'),
-        () => event({ ...base, occurred_at: '2026-13-01T00:00:00Z' }, 'occurred_at:'),
-        () => event({ ...base, type: 'EmployeeTerminated', data: { individual_id: individualId, end_date: '31/12/2026' } }, 'data.end_date:'),
-        () =>
-          event(
-            {
-              ...base,
-              type: 'ContributionChanged',
-              data: { individual_id: individualId, benefit_id: employer.benefitId, configuration: { employee_deduction: percent(200) }, effective_date: 'next tuesday' },
-            },
-            'data.effective_date:',
-          ),
-      ];
-      return kinds[Math.floor(i / 5) % kinds.length]();
-    }
-    default: {
-      const connectionId = randomUUID();
-      return event({ ...base, connection_id: connectionId }, `Unknown connection ${connectionId}`, connectionId);
-    }
-  }
-}
+const hrisStream = (employers: Employer[], options: PlanOptions): StreamPlan => planStream(employers, { secondsApart: 1, ...options });
 
 /** One database, topic prefix and consumer group, shared by the service processes started on it. */
 class Deployment {
@@ -311,73 +78,35 @@ class Deployment {
     return service;
   }
 
-  get appBasic() {
-    return { authorization: `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}` };
+  /** The application the processes are started with, and the tests' ops credentials. */
+  get auth(): ServiceAuth {
+    return { app: basic(this.clientId, this.clientSecret), ops: OPS_BASIC };
   }
 
   async close(admin: Admin | undefined): Promise<void> {
     await Promise.all(this.processes.map((p) => p.stop(15_000)));
     await this.db.destroy().catch(() => undefined);
     await this.database.drop();
-    await admin?.deleteTopics({ topics: [TOPIC, DLQ_TOPIC, 'benefits.events'].map((t) => this.physical(t)) }).catch(() => undefined);
+    await admin?.deleteTopics({ topics: [HRIS_TOPIC, HRIS_DLQ_TOPIC, 'benefits.events'].map((t) => this.physical(t)) }).catch(() => undefined);
     await admin?.deleteGroups([this.groupId, this.dlqReaderGroupId]).catch(() => undefined);
   }
-}
-
-/** A sandbox employer with a 401(k) (created at the provider), and a 3 % new-hire policy when asked. */
-async function createEmployer(deployment: Deployment, service: ServiceProcess, { employees, policy }: { employees: number; policy: boolean }): Promise<Employer> {
-  const connection = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: employees }, deployment.appBasic));
-  if (connection.status !== 200) throw new Error(`sandbox connection: ${connection.status} ${connection.text}`);
-  const { access_token: token, connection_id: connectionId, entity_id: entityId } = connection.body;
-  const directory = await service.request('/employer/directory?limit=10000', { headers: bearer(token) });
-  const people: string[] = directory.body.individuals.map((i: { id: string }) => i.id).sort();
-  const created = await service.request(
-    '/employer/benefits',
-    json({ type: '401k', description: '401(k)', frequency: 'every_paycheck', company_contribution: MATCH }, bearer(token)),
-  );
-  if (created.status !== 200) throw new Error(`benefit: ${created.status} ${created.text}`);
-  await expectEventually(async () => expect((await service.request(`/jobs/automated/${created.body.job_id}`, { headers: bearer(token) })).body.status).toBe('complete'));
-  if (policy) {
-    const res = await service.request(
-      '/ops/api/policies',
-      json(
-        { connection_id: connectionId, entity_id: entityId, benefit_id: created.body.benefit_id, configuration: { employee_deduction: percent(POLICY_AMOUNT) }, waiting_period_days: 30 },
-        OPS_BASIC,
-      ),
-    );
-    if (res.status !== 200) throw new Error(`policy: ${res.status} ${res.text}`);
-  }
-  return { token, connectionId, entityId, benefitId: created.body.benefit_id, people, policy };
 }
 
 /** `messages_consumed_total` of the HRIS consumer in one process, by outcome. */
 async function consumedBy(service: ServiceProcess): Promise<{ applied: number; duplicate: number; dead_lettered: number }> {
   const text = (await service.request('/metrics')).text;
   const count = (outcome: string) => {
-    const match = new RegExp(`^messages_consumed_total\\{consumer="${CONSUMER}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(text);
+    const match = new RegExp(`^messages_consumed_total\\{consumer="${HRIS_CONSUMER}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(text);
     return match ? Number(match[1]) : 0;
   };
   return { applied: count('applied'), duplicate: count('duplicate'), dead_lettered: count('dead_lettered') };
 }
 
-const inboxCount = async (db: DataSource): Promise<number> =>
-  (await db.query(`SELECT count(*)::int AS n FROM inbox_messages WHERE consumer = $1`, [CONSUMER]))[0].n;
-
 /** Every event has its inbox row, every enrollment job has ended and the outbox is drained. */
 async function settled(db: DataSource, distinctIds: number, timeoutMs = 90_000): Promise<void> {
-  await expectEventually(
-    async () => {
-      const [state] = await db.query(
-        `SELECT (SELECT count(*) FROM inbox_messages WHERE consumer = $1)::int AS inbox,
-                (SELECT count(*) FROM jobs WHERE type = ANY($2::text[]) AND status IN ('pending', 'in_progress'))::int AS open_jobs,
-                (SELECT count(*) FROM outbox_messages WHERE published_at IS NULL)::int AS unpublished`,
-        [CONSUMER, ENROLLMENT_JOB_TYPES],
-      );
-      expect(state.inbox).toBeGreaterThanOrEqual(distinctIds);
-      expect(state).toMatchObject({ open_jobs: 0, unpublished: 0 });
-    },
-    { timeoutMs, intervalMs: 200 },
-  );
+  const { progress } = await waitSettled(db, distinctIds, timeoutMs);
+  expect(progress?.inbox).toBeGreaterThanOrEqual(distinctIds);
+  expect(progress).toMatchObject({ openJobs: 0, unpublished: 0 });
 }
 
 interface Outcome {
@@ -397,7 +126,7 @@ async function verify(deployment: Deployment, service: ServiceProcess, employers
   const valid = plans.flatMap((p) => p.valid);
   const poison = plans.flatMap((p) => p.poison);
 
-  const inbox: string[] = (await db.query(`SELECT message_id FROM inbox_messages WHERE consumer = $1`, [CONSUMER])).map((r: { message_id: string }) => r.message_id);
+  const inbox: string[] = (await db.query(`SELECT message_id FROM inbox_messages WHERE consumer = $1`, [HRIS_CONSUMER])).map((r: { message_id: string }) => r.message_id);
   expect(inbox.sort()).toEqual([...valid, ...poison].map((e) => e.id).sort());
 
   const sagas: { id: string; n: number; jobs: number }[] = await db.query(
@@ -421,21 +150,15 @@ async function verify(deployment: Deployment, service: ServiceProcess, employers
   );
   expect(jobs).toEqual({ parents: expectedJobs, internal: expectedJobs, groups: expectedJobs });
 
-  const deadLetters: { message_id: string; reason: string }[] = await db.query(`SELECT message_id, reason FROM dead_letters WHERE consumer = $1`, [CONSUMER]);
+  const deadLetters: { message_id: string; reason: string }[] = await db.query(`SELECT message_id, reason FROM dead_letters WHERE consumer = $1`, [HRIS_CONSUMER]);
   expect(deadLetters.map((d) => d.message_id).sort()).toEqual(poison.map((p) => p.id).sort());
   const reasons = new Map(deadLetters.map((d) => [d.message_id, d.reason]));
   for (const p of poison) expect({ id: p.id, reason: reasons.get(p.id) }).toEqual({ id: p.id, reason: expect.stringContaining(p.reason) });
 
   // At the service: one row per (benefit, individual) that had an enrollment, in its final status.
-  const benefitIds = employers.map((e) => e.benefitId);
-  const rows: { benefit_id: string; individual_id: string; status: string; amount: number | null }[] = await db.query(
-    `SELECT benefit_id, individual_id, status, (configuration->'employee_deduction'->>'amount')::int AS amount
-     FROM enrollments WHERE benefit_id = ANY($1::uuid[])`,
-    [benefitIds],
-  );
-  const key = (benefitId: string, individualId: string) => `${benefitId}/${individualId.toLowerCase()}`;
+  const key = enrollmentKey;
   const expected = plans.flatMap((p) => p.expected);
-  const serviceActual = new Map(rows.map((r) => [key(r.benefit_id, r.individual_id), r.status === 'enrolled' ? `enrolled ${r.amount}` : r.status]));
+  const serviceActual = await serviceEnrollments(db, employers);
   const serviceExpected = new Map(
     expected.filter((e) => e.status !== null).map((e) => [key(e.benefitId, e.individualId), e.status === 'enrolled' ? `enrolled ${e.amount}` : e.status]),
   );
@@ -497,19 +220,13 @@ function summary(label: string, plans: StreamPlan[], outcome: Outcome): string {
 /** The topic partitions each member of the group holds, by client id. */
 async function assignments(admin: Admin, deployment: Deployment): Promise<Map<string, number[]>> {
   const { groups } = await admin.describeGroups([deployment.groupId]);
-  const topic = deployment.physical(TOPIC);
+  const topic = deployment.physical(HRIS_TOPIC);
   return new Map(
     groups[0].members.map((m) => {
       const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
       return [m.clientId, [...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b)];
     }),
   );
-}
-
-/** The partition a key goes to (the producer's default partitioner). */
-function partitionOf(key: string, topic: string): number {
-  const partitionMetadata = Array.from({ length: PARTITIONS }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
-  return Partitioners.DefaultPartitioner()({ topic, partitionMetadata, message: { key, value: null } });
 }
 
 describeWithKafka('HRIS events from Kafka, applied by service processes', () => {
@@ -541,7 +258,7 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
   /** Produces in order, a batch at a time: one key's messages keep their order on its partition. */
   async function produce(deployment: Deployment, messages: Outgoing[]): Promise<void> {
     for (let at = 0; at < messages.length; at += 100) {
-      await producer.send({ topic: deployment.physical(TOPIC), messages: messages.slice(at, at + 100) });
+      await producer.send({ topic: deployment.physical(HRIS_TOPIC), messages: messages.slice(at, at + 100) });
     }
   }
 
@@ -555,20 +272,20 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
       deployment = await deploy();
       service = await deployment.start('consumer-a');
       // Two employers with a new-hire policy, two without.
-      employers = await Promise.all([true, true, false, false].map((policy) => createEmployer(deployment, service, { employees: 30, policy })));
+      employers = await Promise.all([true, true, false, false].map((policy) => createEmployer(service.url, deployment.auth, { employees: 30, policy })));
     }, 150_000);
 
     it('applies each distinct event once: sagas, jobs, enrollments at the service and the provider, dead letters and the .dlq topic', async () => {
-      plan = planStream(employers, { perEmployer: 25, valid: 880, duplicates: 100, poison: 20, terminatedShare: 0.3, seed: 20261 });
+      plan = hrisStream(employers, { perEmployer: 25, valid: 880, duplicates: 100, poison: 20, terminatedShare: 0.3, seed: 20261 });
       expect(plan.messages).toHaveLength(1_000);
-      const metadata = await admin.fetchTopicMetadata({ topics: [deployment.physical(TOPIC)] });
+      const metadata = await admin.fetchTopicMetadata({ topics: [deployment.physical(HRIS_TOPIC)] });
       expect(metadata.topics[0].partitions).toHaveLength(PARTITIONS);
 
       const dlq: KafkaMessage[] = [];
       const reader = kafka.consumer({ groupId: deployment.dlqReaderGroupId, maxWaitTimeInMs: 100 });
       consumers.push(reader);
       await reader.connect();
-      await reader.subscribe({ topic: deployment.physical(DLQ_TOPIC), fromBeginning: true });
+      await reader.subscribe({ topic: deployment.physical(HRIS_DLQ_TOPIC), fromBeginning: true });
       await reader.run({ eachMessage: async ({ message }) => void dlq.push(message) });
 
       await produce(deployment, plan.messages);
@@ -581,7 +298,7 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
       await expectEventually(() => expect(dlq.length).toBeGreaterThanOrEqual(plan.poison.length), { timeoutMs: 30_000 });
       const deadLetters: { id: string; message_id: string; reason: string }[] = await deployment.db.query(
         `SELECT id, message_id, reason FROM dead_letters WHERE consumer = $1`,
-        [CONSUMER],
+        [HRIS_CONSUMER],
       );
       const byDeadLetterId = new Map(deadLetters.map((d) => [d.id, d]));
       const sent = new Map(plan.poison.map((p) => [p.id, p]));
@@ -598,7 +315,7 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
           reason: r.rowReason,
           rowReason: expect.stringContaining(p.reason),
           header: r.rowReason!.slice(0, 500),
-          original: { topic: TOPIC, partition: partitionOf(p.message.key, deployment.physical(TOPIC)), offset: expect.any(String), key: p.message.key, headers: p.message.headers, value: p.message.value },
+          original: { topic: HRIS_TOPIC, partition: partitionOf(p.message.key, deployment.physical(HRIS_TOPIC)), offset: expect.any(String), key: p.message.key, headers: p.message.headers, value: p.message.value },
         });
       }
 
@@ -651,8 +368,8 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
     it('is replaced by a new process on the same database and group, and every event is applied once', async () => {
       const deployment = await deploy();
       const first = await deployment.start('consumer-killed');
-      const employers = await Promise.all([true, false, true, false].map((policy) => createEmployer(deployment, first, { employees: 20, policy })));
-      const plan = planStream(employers, { perEmployer: 15, valid: 540, duplicates: 50, poison: 10, terminatedShare: 0.3, seed: 4242 });
+      const employers = await Promise.all([true, false, true, false].map((policy) => createEmployer(first.url, deployment.auth, { employees: 20, policy })));
+      const plan = hrisStream(employers, { perEmployer: 15, valid: 540, duplicates: 50, poison: 10, terminatedShare: 0.3, seed: 4242 });
       const distinct = plan.valid.length + plan.poison.length;
 
       await produce(deployment, plan.messages);
@@ -696,13 +413,13 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
 
     /** Employers until every member holds partitions of some of their connections (keys hash at random). */
     async function employersCovering(held: Map<string, number[]>, service: ServiceProcess): Promise<void> {
-      const topic = deployment.physical(TOPIC);
+      const topic = deployment.physical(HRIS_TOPIC);
       const covered = () => [...held.values()].every((partitions) => employers.some((e) => partitions.includes(partitionOf(e.connectionId, topic))));
       if (employers.length === 0) {
-        employers.push(...(await Promise.all([true, false, true, false].map((policy) => createEmployer(deployment, service, { employees: 30, policy })))));
+        employers.push(...(await Promise.all([true, false, true, false].map((policy) => createEmployer(service.url, deployment.auth, { employees: 30, policy })))));
       }
       while (!covered() && employers.length < 12) {
-        employers.push(await createEmployer(deployment, service, { employees: 30, policy: employers.length % 2 === 0 }));
+        employers.push(await createEmployer(service.url, deployment.auth, { employees: 30, policy: employers.length % 2 === 0 }));
       }
       expect(covered()).toBe(true);
     }
@@ -719,7 +436,7 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
       survivor = two;
       await employersCovering(await splitBetween(['consumer-one', 'consumer-two']), one);
 
-      const plan = planStream(employers, { perEmployer: Math.min(15, Math.floor(60 / employers.length)), valid: 420, duplicates: 40, poison: 10, terminatedShare: 0.3, seed: 777 });
+      const plan = hrisStream(employers, { perEmployer: Math.min(15, Math.floor(60 / employers.length)), valid: 420, duplicates: 40, poison: 10, terminatedShare: 0.3, seed: 777 });
       plans.push(plan);
       const distinct = plan.valid.length + plan.poison.length;
       await produce(deployment, plan.messages);
@@ -747,7 +464,7 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
       await employersCovering(await splitBetween(['consumer-two', 'consumer-three']), survivor);
 
       // People who had no events yet.
-      const plan = planStream(employers, { perEmployer: 10, firstPerson: 15, valid: 240, duplicates: 24, poison: 6, terminatedShare: 0.3, seed: 778 });
+      const plan = hrisStream(employers, { perEmployer: 10, firstPerson: 15, valid: 240, duplicates: 24, poison: 6, terminatedShare: 0.3, seed: 778 });
       plans.push(plan);
       const distinctBefore = await inboxCount(deployment.db);
       const distinct = plan.valid.length + plan.poison.length;
