@@ -60,7 +60,11 @@ export class AppModule {
         ObservabilityModule,
         ClockModule.forRoot(clock),
         TypeOrmModule.forRoot({
-          ...dataSourceOptions({ url: databaseUrl, poolSize: config.embedded ? 1 : config.DATABASE_POOL_SIZE }),
+          ...dataSourceOptions({
+            url: databaseUrl,
+            poolSize: config.embedded ? 1 : config.DATABASE_POOL_SIZE,
+            preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+          }),
           autoLoadEntities: true,
         }),
         CqrsModule.forRoot(),

@@ -94,6 +94,14 @@ export class AppConfig {
   @Max(200)
   DATABASE_POOL_SIZE = 10;
 
+  /**
+   * Parameterised statements run as prepared statements, parsed and planned once per
+   * connection. Turn off behind a connection pooler in transaction mode, which cannot keep them.
+   */
+  @Transform(toBool)
+  @IsBoolean({ message: 'DATABASE_PREPARED_STATEMENTS must be true or false' })
+  DATABASE_PREPARED_STATEMENTS = true;
+
   /** Where the embedded database keeps its files when DATABASE_URL is unset. */
   @IsString()
   @MinLength(1)

@@ -1,11 +1,14 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from './migration-list';
+import { PreparedStatementsClient } from './prepared-statements-client';
 
 export interface DatabaseSettings {
   url: string;
   /** The embedded database is one backend session, so its pool holds exactly one connection. */
   poolSize: number;
   logging?: boolean;
+  /** Parameterised statements run prepared, once per connection (PreparedStatementsClient); default true. */
+  preparedStatements?: boolean;
 }
 
 /** The one data source shape for production, the embedded database and tests. */
@@ -21,7 +24,11 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     logging: settings.logging ? ['error', 'warn', 'migration'] : ['error'],
     // UUIDs are minted in code or by gen_random_uuid() (core since PG 13; PGlite lacks uuid-ossp).
     uuidExtension: 'pgcrypto',
-    extra: { max: settings.poolSize, connectionTimeoutMillis: 10_000 },
+    extra: {
+      max: settings.poolSize,
+      connectionTimeoutMillis: 10_000,
+      ...(settings.preparedStatements !== false && { Client: PreparedStatementsClient }),
+    },
   };
 }
 
