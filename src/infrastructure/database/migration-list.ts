@@ -6,6 +6,7 @@ import { PayStatementItemRules1795700000000 } from './migrations/1795700000000-p
 import { BenefitsAndEnrollments1795800000000 } from './migrations/1795800000000-benefits-and-enrollments';
 import { SagasPoliciesAudit1795900000000 } from './migrations/1795900000000-sagas-policies-audit';
 import { EnrollmentWorkIndexes1796000000000 } from './migrations/1796000000000-enrollment-work-indexes';
+import { JobLeaseIndexes1796100000000 } from './migrations/1796100000000-job-lease-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   BenefitsAndEnrollments1795800000000,
   SagasPoliciesAudit1795900000000,
   EnrollmentWorkIndexes1796000000000,
+  JobLeaseIndexes1796100000000,
 ];

@@ -148,6 +148,11 @@ export class JobsRepository {
    * Leases up to `limit` automated or internal jobs of the given types that are due (pending, scheduled by `now`) or
    * whose worker's lease ran out (a crashed worker's job). SKIP LOCKED lets workers of several
    * instances lease at once without waiting on, or taking, each other's rows.
+   *
+   * The candidates come from two index reads (jobs_pending_due_idx by type and date,
+   * jobs_lease_expiry_idx), a few times `limit` of each so that rows another worker holds can be
+   * skipped; only the rows leased are locked, and their conditions are checked again under the
+   * lock. One read of "due or expired" could use no index bound and walked every waiting job.
    */
   async lease(owner: string, types: string[], now: Date, leaseMs: number, limit: number): Promise<Job[]> {
     if (types.length === 0 || limit <= 0) return [];
@@ -156,16 +161,24 @@ export class JobsRepository {
          attempts = attempts + 1, started_at = coalesce(started_at, $3)
        WHERE id IN (
          SELECT id FROM jobs
-         WHERE type = ANY($4::text[])
+         WHERE id IN (
+             (SELECT id FROM jobs
+              WHERE status = 'pending' AND kind <> 'manual' AND type = ANY($4::text[]) AND scheduled_at <= $3
+              ORDER BY scheduled_at, seq LIMIT $6)
+             UNION ALL
+             (SELECT id FROM jobs
+              WHERE status = 'in_progress' AND leased_until < now() AND kind <> 'manual' AND type = ANY($4::text[])
+              ORDER BY scheduled_at, seq LIMIT $6))
+           -- Checked again on the row as locked: another worker may have leased or finished it.
            -- Manual jobs are done by people (Assisted providers' ops tasks), never by a worker,
            -- though they share benefit job types with automated ones.
-           AND kind <> 'manual'
+           AND kind <> 'manual' AND type = ANY($4::text[])
            AND ((status = 'pending' AND scheduled_at <= $3) OR (status = 'in_progress' AND leased_until < now()))
          ORDER BY scheduled_at, seq
          LIMIT $5
          FOR UPDATE SKIP LOCKED)
        RETURNING ${JOB_COLUMNS}`,
-      [owner, String(leaseMs), now, types, limit],
+      [owner, String(leaseMs), now, types, limit, limit * 4],
     );
     return (rows as JobRow[]).map(toJob);
   }
