@@ -3,6 +3,9 @@ import { Client, ClientConfig } from 'pg';
 /** Distinct statement texts one connection prepares at most; texts beyond run unnamed, as before. */
 export const MAX_PREPARED_PER_CONNECTION = 500;
 
+/** Texts run once that a connection remembers, waiting for a second run to be prepared. */
+const MAX_SEEN_ONCE = 2_000;
+
 /** PostgreSQL's answer when a prepared statement's result columns changed under it (DDL since it was prepared). */
 const PLAN_CHANGED = '0A000';
 
@@ -14,8 +17,10 @@ const PLAN_CHANGED = '0A000';
  * database's statement time (bench/README.md). Statements without parameters (BEGIN, COMMIT,
  * SAVEPOINT, DDL) stay on the simple protocol.
  *
- * Bounded: a connection names at most MAX_PREPARED_PER_CONNECTION distinct texts, so generated
- * SQL of varying shape cannot grow a backend's memory without end. A statement whose result
+ * A text is prepared on its second run: SQL generated in one-off shapes (a multi-row insert of
+ * whatever rows a batch holds) runs unnamed, as before, and takes no slot. Bounded: a
+ * connection names at most MAX_PREPARED_PER_CONNECTION distinct texts, so such SQL cannot grow
+ * a backend's memory without end. A statement whose result
  * shape changed (a migration altered its table since) fails once with PostgreSQL's "cached plan
  * must not change result type"; its name is then forgotten, so the next run prepares it afresh.
  * Off for connection poolers in transaction mode, which cannot keep a session's statements
@@ -23,6 +28,7 @@ const PLAN_CHANGED = '0A000';
  */
 export class PreparedStatementsClient extends Client {
   private readonly names = new Map<string, string>();
+  private readonly seenOnce = new Set<string>();
   private issued = 0;
 
   constructor(config?: string | ClientConfig) {
@@ -52,6 +58,13 @@ export class PreparedStatementsClient extends Client {
     const known = this.names.get(text);
     if (known !== undefined) return known;
     if (this.issued >= MAX_PREPARED_PER_CONNECTION) return undefined;
+    if (!this.seenOnce.has(text)) {
+      // Forgetting them all now and then keeps the set bounded; a text run often comes back at once.
+      if (this.seenOnce.size >= MAX_SEEN_ONCE) this.seenOnce.clear();
+      this.seenOnce.add(text);
+      return undefined;
+    }
+    this.seenOnce.delete(text);
     const name = `s${++this.issued}`;
     this.names.set(text, name);
     return name;
