@@ -24,6 +24,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AssignerProtocol, KafkaMessage } from 'kafkajs';
 import {
+  ensureKafka,
   basic,
   countOutcome,
   createScratchDatabase,
@@ -461,6 +462,7 @@ export async function runFaultSuite(options: FaultOptions, names: string[] = [])
 async function main(): Promise<void> {
   const long = process.argv.includes('--long');
   const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  await ensureKafka();
   const started = Date.now();
   const results = await runFaultSuite({ long }, names);
   console.log(`\n=== fault suite${long ? ' (long)' : ''}: ${results.filter((r) => r.passed).length}/${results.length} passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);

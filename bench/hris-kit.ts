@@ -11,7 +11,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { connect } from 'node:net';
+import { join, resolve } from 'node:path';
 import { Admin, Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -465,6 +466,34 @@ function poisonEvent(i: number, employer: Employer, pick: <T>(items: T[]) => T, 
 
 export function kafkaBrokers(): string {
   return process.env.TEST_KAFKA_BROKERS || process.env.KAFKA_BROKERS || '127.0.0.1:9092';
+}
+
+/**
+ * The broker must answer; the local default one is started when it does not (as `npm test`
+ * does: `scripts/kafka/run up`, idempotent), so the benchmark and the fault suite run from a
+ * fresh clone. Any other broker list is the caller's to run.
+ */
+export async function ensureKafka(): Promise<void> {
+  const brokers = kafkaBrokers();
+  const [host, port] = brokers.split(',')[0].split(':');
+  if (await answers(host, Number(port))) return;
+  if (brokers !== '127.0.0.1:9092' && brokers !== 'localhost:9092') throw new Error(`Kafka is not reachable at ${brokers}`);
+  console.log('Kafka is not running; starting the local broker (scripts/kafka/run up) ...');
+  const up = spawnSync('bash', [resolve(__dirname, '../scripts/kafka/run'), 'up'], { stdio: 'inherit' });
+  if (up.status !== 0 || !(await answers(host, Number(port)))) throw new Error(`could not start the local Kafka broker at ${brokers}`);
+}
+
+function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect({ host, port });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.setTimeout(1_500, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
 }
 
 /** A topic prefix and consumer group of their own, on the shared broker. */
