@@ -210,7 +210,7 @@ async function runUntilListening(env: Record<string, string>) {
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.on('exit', (code, signal) => done({ code, signal })));
   const deadline = Date.now() + 45_000;
   while (!/connect page: /.test(output) && child.exitCode === null && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
@@ -225,7 +225,9 @@ async function runUntilListening(env: Record<string, string>) {
     output,
     stop: async () => {
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      const exit = await exited;
+      // The output says why when it did not stop cleanly (a signal, a failed shutdown).
+      expect({ ...exit, output: exit.code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, signal: null, output: '' });
     },
   };
 }
