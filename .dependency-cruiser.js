@@ -1,7 +1,7 @@
 /**
  * Layer rules from STYLE.md, checked by `npm run lint` (depcruise src --config .dependency-cruiser.js).
  * Imports point inward: modules -> domain; infrastructure -> domain; sagas -> commands and domain
- * events; domain -> nothing.
+ * events (never modules -> sagas); domain -> nothing.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 module.exports = {
@@ -24,6 +24,15 @@ module.exports = {
         'sagas. Move the shared piece into src/domain (a port, type or event).',
       from: { path: '^src/infrastructure/' },
       to: { path: '^src/(modules|sagas)/' },
+    },
+    {
+      name: 'modules-not-to-sagas',
+      severity: 'error',
+      comment:
+        'Sagas react to domain events and call the modules’ commands; the modules never call sagas. ' +
+        'Publish a domain event (DomainEventBus) and let the saga subscribe to it.',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/sagas/' },
     },
     {
       name: 'sagas-not-to-infrastructure',

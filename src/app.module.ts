@@ -37,6 +37,9 @@ import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
 import { SagasRepositoryModule } from './modules/saga-state/saga-state.repository';
+import { DomainEventsModule } from './infrastructure/events/domain-events.module';
+import { EnrollmentLedgerModule } from './infrastructure/database/repositories/enrollment-ledger.module';
+import { SagasModule } from './sagas/sagas.module';
 import { ApplicationsService } from './modules/applications/applications.service';
 
 export interface AppModuleOptions {
@@ -73,6 +76,8 @@ export class AppModule {
         OpsAuditModule,
         OpsSignInThrottleModule,
         UnitOfWorkModule,
+        DomainEventsModule,
+        EnrollmentLedgerModule,
         SagasRepositoryModule,
         ApplicationsModule,
         ProvidersModule,
@@ -93,6 +98,7 @@ export class AppModule {
         OpsDashboardModule,
         PoliciesModule,
         HrisEventsModule,
+        SagasModule,
         IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),
         ...extraModules,
       ],

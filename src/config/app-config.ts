@@ -134,15 +134,15 @@ export class AppConfig {
   KAFKA_TOPIC_PARTITIONS = 6;
 
   /**
-   * Consecutive messages of a partition the consumer applies in one transaction, each with its
-   * own inbox row (1: one transaction per message). Larger batches commit less often but hold
-   * their locks longer.
+   * Consecutive messages of a partition the consumer applies in one transaction, set-wise (a
+   * few statements per table for the whole run; 1: one transaction per message). Larger
+   * batches cost less per message but hold their locks longer.
    */
   @Transform(toInt)
   @IsInt({ message: 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000' })
   @Min(1, { message: 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000' })
   @Max(5000, { message: 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000' })
-  KAFKA_BATCH_MAX = 100;
+  KAFKA_BATCH_MAX = 500;
 
   /**
    * How long the consumer group waits for a member that stopped answering (a killed process)
@@ -267,6 +267,17 @@ export class AppConfig {
   @Min(1000)
   @Max(3_600_000)
   OUTBOX_LEASE_MS = 30_000;
+
+  /**
+   * Days an inbox row (a consumed message id) is kept: the window in which a redelivered message
+   * is recognised. At least as long as the topics' retention (Kafka's default: 7 days), or a
+   * message replayed from the log after that would apply again.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  INBOX_RETENTION_DAYS = 7;
 
   /**
    * Latency of every live provider call, in ms. Unset: each provider's own range from the

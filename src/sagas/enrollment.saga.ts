@@ -1,73 +1,84 @@
-import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
-import { Job } from '../domain/jobs/job';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import {
+  EnrollmentChangesSuperseded,
+  EnrollmentGroupProcessed,
+  EnrollmentJobEnded,
+  EnrollmentJobOpened,
+} from '../domain/enrollments/enrollment-events';
+import { DomainEventBus } from '../domain/events/domain-event-bus';
+import { JobEnded, JobRetried } from '../domain/jobs/job-events';
+import { SUPERSEDED } from '../domain/sagas/saga';
 import { SagasRepository } from '../modules/saga-state/saga-state.repository';
 
-export interface EnrollmentRequested {
-  /** The saga the request belongs to (an HRIS saga); without, a new enrollment saga. */
-  sagaId?: string;
-  connectionId: string;
-  entityId: string;
-  operation: 'enroll' | 'unenroll';
-  benefitId: string;
-  job: Job;
-  groups: { effective_date: string; individuals: number }[];
-  at: Date;
-}
+type Followed = EnrollmentJobOpened | EnrollmentChangesSuperseded | EnrollmentGroupProcessed | EnrollmentJobEnded;
 
 /**
- * An enrollment request, followed to its end: requested → the job (one provider call per
- * effective date, on its date, by the workers) → each group processed → complete or failed when
- * the job ends. Its state moves in the transactions that move the job, never after them, so a
- * crash can neither lose a step nor repeat one.
+ * An enrollment request, followed to its end from the enrollment lifecycle's events, in the
+ * transaction that produced them: requested → (individuals taken over by later requests) → each
+ * effective-date group processed → the job ended, then completed or failed. A request made
+ * through the REST API is a saga of its own (`enrollment`); one made by an HRIS saga is a step
+ * of that saga, which waits on its job. A job whose every individual was taken over counts as
+ * superseded (cancelled), not failed.
  */
 @Injectable()
-export class EnrollmentSaga {
-  constructor(private readonly sagas: SagasRepository) {}
+export class EnrollmentSaga implements OnModuleInit {
+  constructor(
+    private readonly bus: DomainEventBus,
+    private readonly sagas: SagasRepository,
+  ) {}
 
-  /** The request was accepted (in the transaction that wrote its job): the saga waits on the job. */
-  async requested(manager: EntityManager, request: EnrollmentRequested): Promise<string> {
-    const step = {
-      at: request.at.toISOString(),
-      name: `${request.operation}_requested`,
-      detail: { benefit_id: request.benefitId, job_id: request.job.id, job_kind: request.job.kind, groups: request.groups },
-    };
-    let sagaId = request.sagaId;
-    if (sagaId === undefined) {
-      sagaId = await this.sagas.start(manager, {
-        type: 'enrollment',
-        connectionId: request.connectionId,
-        entityId: request.entityId,
-        steps: [step],
-        at: request.at,
-      });
-    } else {
-      await this.sagas.step(manager, sagaId, [step], request.at);
-    }
-    await this.sagas.waitFor(manager, sagaId, [{ id: request.job.id, status: request.job.status }], request.at);
-    return sagaId;
-  }
-
-  /** One effective-date group was submitted (or given up on); in the group's transaction. */
-  async groupProcessed(
-    manager: EntityManager,
-    group: { jobId: string; effectiveDate: string; operation: string; succeeded: number; failed: number },
-    at: Date,
-  ): Promise<void> {
-    await this.sagas.stepOfJob(
-      manager,
-      group.jobId,
-      {
-        at: at.toISOString(),
-        name: 'group_processed',
-        detail: { effective_date: group.effectiveDate, operation: group.operation, succeeded: group.succeeded, failed: group.failed },
-      },
-      at,
+  onModuleInit(): void {
+    // Sagas may wait on any job (the ops dashboard shows them beside it); enrollment jobs end through the lifecycle.
+    this.bus.subscribe<JobEnded | JobRetried>([JobEnded, JobRetried], async (events) => {
+      const progress = this.sagas.progress;
+      for (const event of events) {
+        if (event instanceof JobEnded) progress.jobEnded(event.jobId, event.status, event.at);
+        else progress.jobRetried(event.jobId, event.at);
+      }
+    });
+    this.bus.subscribe<Followed>([EnrollmentJobOpened, EnrollmentChangesSuperseded, EnrollmentGroupProcessed, EnrollmentJobEnded], (events) =>
+      this.follow(events),
     );
   }
 
-  /** Individuals a later request took over, in the transaction of that request. */
-  async superseded(manager: EntityManager, jobId: string, detail: { by_job_id: string; effective_date: string; individuals: number }, at: Date) {
-    await this.sagas.stepOfJob(manager, jobId, { at: at.toISOString(), name: 'individuals_superseded', detail }, at);
+  async follow(events: readonly Followed[]): Promise<void> {
+    const progress = this.sagas.progress;
+    for (const event of events) {
+      progress.seen(event.scope.at);
+      const at = event.scope.at.toISOString();
+      if (event instanceof EnrollmentJobOpened) {
+        const step = {
+          at,
+          name: `${event.job.operation}_requested`,
+          detail: {
+            benefit_id: event.scope.benefitId,
+            job_id: event.job.id,
+            job_kind: event.job.kind,
+            groups: event.groups.map((g) => ({ effective_date: g.effectiveDate, individuals: g.items.length })),
+          },
+        };
+        let sagaId = event.sagaId;
+        if (sagaId === undefined) {
+          sagaId = progress.start({ type: 'enrollment', connectionId: event.scope.connectionId, entityId: event.scope.entityId, steps: [step], at: event.scope.at });
+        } else {
+          progress.step(sagaId, step);
+        }
+        progress.waitFor(sagaId, event.job.id, 'pending');
+      } else if (event instanceof EnrollmentChangesSuperseded) {
+        progress.stepOfJob(event.jobId, {
+          at,
+          name: 'individuals_superseded',
+          detail: { by_job_id: event.byJobId, effective_date: event.effectiveDate, individuals: event.individualIds.length },
+        });
+      } else if (event instanceof EnrollmentGroupProcessed) {
+        progress.stepOfJob(event.jobId, {
+          at,
+          name: 'group_processed',
+          detail: { effective_date: event.effectiveDate, operation: event.operation, succeeded: event.succeeded, failed: event.results.length - event.succeeded },
+        });
+      } else {
+        progress.jobEnded(event.job.id, event.superseded ? SUPERSEDED : event.status, event.scope.at);
+      }
+    }
   }
 }

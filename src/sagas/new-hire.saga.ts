@@ -1,74 +1,50 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { randomUUID } from 'node:crypto';
 import { utcDateOf } from '../domain/benefits/effective-date';
 import { benefitGroupOf, enrollBodyConfigurationOf } from '../domain/benefits/enrollment-configuration';
 import { EmployeeHired } from '../domain/hris-events/hris-event';
+import { HrisScope } from '../domain/hris-events/hris-event-accepted';
 import { newHireSchedule } from '../domain/policies/auto-enrollment-policy';
-import { Clock, CLOCK } from '../domain/shared/clock';
-import { SagasRepository } from '../modules/saga-state/saga-state.repository';
-import { EnrollIndividualsCommand } from '../modules/enrollments/commands/enrollment-commands';
-import { PoliciesRepository } from '../modules/policies/policies.repository';
-import { HrisScope } from './hris-saga';
-import { SagaCommands } from '../modules/hris-events/saga-commands';
+import { StoredPolicy } from '../modules/policies/policies.repository';
+import { HrisSagaPlan, staleEnd } from './hris-saga-plan';
 
 /**
  * `EmployeeHired` → the entity's auto-enrollment policies: per policy, the new hire is enrolled
  * from the start date plus the waiting period, and once more per anniversary while the policy
- * escalates the deduction. No policy: the saga ends at once with the outcome `no_policy`.
+ * escalates the deduction (one request per scheduled date, so each date's enrollment is a job of
+ * its own). No policy: the saga ends at once with the outcome `no_policy`; every request stale
+ * (a later change is already applied): it ends `stale`.
  */
-@Injectable()
-export class NewHireSaga {
-  constructor(
-    private readonly sagas: SagasRepository,
-    private readonly policies: PoliciesRepository,
-    private readonly commands: SagaCommands,
-    @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
-
-  async run(manager: EntityManager, event: EmployeeHired, scope: HrisScope): Promise<string> {
-    const now = this.clock.now();
-    const { individual_id: individualId, start_date: startDate } = event.data;
-    const sagaId = await this.sagas.start(manager, {
-      type: 'new_hire',
-      connectionId: scope.connection.id,
-      entityId: scope.entity.id,
-      sourceEventId: event.id,
-      steps: [{ at: now.toISOString(), name: 'employee_hired', detail: { event_id: event.id, individual_id: individualId, start_date: startDate } }],
-      at: now,
-    });
-    const policies = await this.policies.activeFor(scope.connection.id, scope.entity.id, manager);
-    if (policies.length === 0) {
-      await this.sagas.step(manager, sagaId, [{ at: now.toISOString(), name: 'no_policy' }], now, { state: 'completed', outcome: 'no_policy' });
-      return sagaId;
+export function planNewHire(event: EmployeeHired, scope: HrisScope, policies: readonly StoredPolicy[], now: Date): HrisSagaPlan {
+  const { individual_id: individualId, start_date: startDate } = event.data;
+  const sagaId = randomUUID();
+  const at = now.toISOString();
+  const saga: HrisSagaPlan['saga'] = {
+    id: sagaId,
+    type: 'new_hire',
+    connectionId: scope.connection.id,
+    entityId: scope.entity.id,
+    sourceEventId: event.id,
+    steps: [{ at, name: 'employee_hired', detail: { event_id: event.id, individual_id: individualId, start_date: startDate } }],
+    at: now,
+  };
+  if (policies.length === 0) return { saga: { ...saga, steps: [...saga.steps, { at, name: 'no_policy' }], state: 'completed', outcome: 'no_policy' }, requests: [] };
+  const today = utcDateOf(now);
+  const requests: HrisSagaPlan['requests'] = [];
+  for (const policy of policies) {
+    const schedule = newHireSchedule(policy, startDate, today);
+    saga.steps.push({ at, name: 'policy_applied', detail: { policy_id: policy.id, benefit_id: policy.benefitId, effective_dates: schedule.map((s) => s.effectiveDate) } });
+    for (const step of schedule) {
+      requests.push({
+        what: `policy ${policy.id} (benefit ${policy.benefitId})`,
+        scope,
+        benefitId: policy.benefitId,
+        work: {
+          operation: 'enroll',
+          elements: [{ individual_id: individualId, configuration: { ...enrollBodyConfigurationOf(step.configuration, benefitGroupOf(policy.benefitType)), effective_date: step.effectiveDate } }],
+        },
+        context: { sagaId, occurredAt: new Date(event.occurred_at) },
+      });
     }
-    const today = utcDateOf(now);
-    for (const policy of policies) {
-      const schedule = newHireSchedule(policy, startDate, today);
-      await this.sagas.step(
-        manager,
-        sagaId,
-        [
-          {
-            at: now.toISOString(),
-            name: 'policy_applied',
-            detail: { policy_id: policy.id, benefit_id: policy.benefitId, effective_dates: schedule.map((s) => s.effectiveDate) },
-          },
-        ],
-        now,
-      );
-      // One request per scheduled date: an individual appears once per request.
-      for (const step of schedule) {
-        await this.commands.execute(
-          new EnrollIndividualsCommand(
-            scope,
-            policy.benefitId,
-            [{ individual_id: individualId, configuration: { ...enrollBodyConfigurationOf(step.configuration, benefitGroupOf(policy.benefitType)), effective_date: step.effectiveDate } }],
-            { sagaId, occurredAt: new Date(event.occurred_at) },
-          ),
-          `policy ${policy.id} (benefit ${policy.benefitId})`,
-        );
-      }
-    }
-    return sagaId;
   }
+  return { saga, requests, whenNothingOpened: staleEnd(now) };
 }

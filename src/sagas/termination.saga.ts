@@ -1,49 +1,41 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { randomUUID } from 'node:crypto';
+import { utcDateOf } from '../domain/benefits/effective-date';
+import { IndividualEnrollment, toEndOnTermination } from '../domain/enrollments/enrollment-ledger';
 import { EmployeeTerminated } from '../domain/hris-events/hris-event';
-import { Clock, CLOCK } from '../domain/shared/clock';
-import { SagasRepository } from '../modules/saga-state/saga-state.repository';
-import { UnenrollIndividualsCommand } from '../modules/enrollments/commands/enrollment-commands';
-import { EnrollmentsRepository } from '../modules/enrollments/enrollments.repository';
-import { HrisScope } from './hris-saga';
-import { SagaCommands } from '../modules/hris-events/saga-commands';
+import { HrisScope } from '../domain/hris-events/hris-event-accepted';
+import { HrisSagaPlan } from './hris-saga-plan';
 
 /**
- * `EmployeeTerminated` → unenroll from every benefit the individual is enrolled in (or waiting
- * to be) through this service, effective the end date; a later-dated waiting enrollment (a
- * scheduled escalation) is cancelled with it. Nothing to end: outcome `no_enrollments`.
+ * `EmployeeTerminated` → unenroll from every benefit in which the provider deducts for the
+ * individual now or from a later date, or an enrollment is waiting to start (whatever happened
+ * to changes requested since: a refused re-enroll does not keep a terminated employee
+ * deducted), effective the end date; a later-dated waiting enrollment (a scheduled escalation) is
+ * cancelled with it. Nothing to end: outcome `no_enrollments`.
  */
-@Injectable()
-export class TerminationSaga {
-  constructor(
-    private readonly sagas: SagasRepository,
-    private readonly enrollments: EnrollmentsRepository,
-    private readonly commands: SagaCommands,
-    @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
-
-  async run(manager: EntityManager, event: EmployeeTerminated, scope: HrisScope): Promise<string> {
-    const now = this.clock.now();
-    const { individual_id: individualId, end_date: endDate } = event.data;
-    const sagaId = await this.sagas.start(manager, {
-      type: 'termination',
-      connectionId: scope.connection.id,
-      entityId: scope.entity.id,
-      sourceEventId: event.id,
-      steps: [{ at: now.toISOString(), name: 'employee_terminated', detail: { event_id: event.id, individual_id: individualId, end_date: endDate } }],
-      at: now,
-    });
-    const benefitIds = await this.enrollments.benefitsEnrolling(scope.entity.id, individualId, manager);
-    if (benefitIds.length === 0) {
-      await this.sagas.step(manager, sagaId, [{ at: now.toISOString(), name: 'no_enrollments' }], now, { state: 'completed', outcome: 'no_enrollments' });
-      return sagaId;
-    }
-    for (const benefitId of benefitIds) {
-      await this.commands.execute(
-        new UnenrollIndividualsCommand(scope, benefitId, [individualId], endDate, { sagaId, occurredAt: new Date(event.occurred_at) }),
-        `benefit ${benefitId}`,
-      );
-    }
-    return sagaId;
-  }
+export function planTermination(event: EmployeeTerminated, scope: HrisScope, enrollments: ReadonlyMap<string, IndividualEnrollment>, now: Date): HrisSagaPlan {
+  const { individual_id: individualId, end_date: endDate } = event.data;
+  const sagaId = randomUUID();
+  const at = now.toISOString();
+  const saga: HrisSagaPlan['saga'] = {
+    id: sagaId,
+    type: 'termination',
+    connectionId: scope.connection.id,
+    entityId: scope.entity.id,
+    sourceEventId: event.id,
+    steps: [{ at, name: 'employee_terminated', detail: { event_id: event.id, individual_id: individualId, end_date: endDate } }],
+    at: now,
+  };
+  const today = utcDateOf(now);
+  const benefitIds = [...enrollments].filter(([, enrollment]) => toEndOnTermination(enrollment, today)).map(([benefitId]) => benefitId);
+  if (benefitIds.length === 0) return { saga: { ...saga, steps: [...saga.steps, { at, name: 'no_enrollments' }], state: 'completed', outcome: 'no_enrollments' }, requests: [] };
+  return {
+    saga,
+    requests: benefitIds.map((benefitId) => ({
+      what: `benefit ${benefitId}`,
+      scope,
+      benefitId,
+      work: { operation: 'unenroll', individualIds: [individualId], effectiveDate: endDate },
+      context: { sagaId, occurredAt: new Date(event.occurred_at) },
+    })),
+  };
 }

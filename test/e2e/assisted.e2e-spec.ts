@@ -150,15 +150,18 @@ describeWithPostgres('Assisted providers', () => {
       expect(enrollOutcome).toMatchObject({ status: 'complete', body: { benefit_id: benefitId, error: null } });
       expect(enrollOutcome.body.individuals.map((r: { code: number }) => r.code)).toEqual([200, 200]);
       const enrollEvents = await eventsAbout('job_id', enrollJob);
+      // The job and its group first; the group's task; the group applied and the job ended (the same
+      // events an Automated provider's job gives), then the task's completion with the job's status.
       expect(enrollEvents.map((e) => e.type)).toEqual([
-        'OpsTaskOpened.v1',
         'EnrollmentJobCreated.v1',
-        'OpsTaskCompleted.v1',
+        'OpsTaskOpened.v1',
         'EnrollmentGroupProcessed.v1',
         'EnrollmentJobCompleted.v1',
+        'OpsTaskCompleted.v1',
       ]);
+      expect(enrollEvents[4].data).toMatchObject({ task_id: enrollTask.task_id, job_status: 'complete' });
       const enrollment = { job_id: enrollJob, benefit_id: benefitId, operation: 'enroll' };
-      expect(enrollEvents.slice(3).map((e) => e.data)).toEqual([
+      expect(enrollEvents.slice(2, 4).map((e) => e.data)).toEqual([
         { ...enrollment, effective_date: '2026-07-06', succeeded: 2, failed: 0, results: enrollOutcome.body.individuals },
         { ...enrollment, status: 'complete', succeeded: 2, failed: 0 },
       ]);
@@ -266,7 +269,14 @@ describeWithPostgres('Assisted providers', () => {
       const failed = await ops(`/ops/api/tasks/${(await taskOfJob(enrolled.body.job_id)).task_id}/fail`, { note: 'Plan is closed' });
       expect(failed.status).toBe(200);
       const events = await eventsAbout('job_id', enrolled.body.job_id);
-      expect(events.map((e) => e.type)).toEqual(['OpsTaskOpened.v1', 'EnrollmentJobCreated.v1', 'OpsTaskFailed.v1', 'EnrollmentJobFailed.v1']);
+      expect(events.map((e) => e.type)).toEqual([
+        'EnrollmentJobCreated.v1',
+        'OpsTaskOpened.v1',
+        'EnrollmentGroupProcessed.v1',
+        'EnrollmentJobFailed.v1',
+        'OpsTaskFailed.v1',
+      ]);
+      expect(events[2].data).toMatchObject({ succeeded: 0, failed: 2, results: people.map((id) => ({ individual_id: id, code: 422, message: 'Plan is closed' })) });
       expect(events[3].data).toEqual({
         job_id: enrolled.body.job_id,
         benefit_id: created.body.benefit_id,

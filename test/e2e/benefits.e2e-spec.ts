@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config';
-import { AssistedWorkService } from '../../src/modules/assisted/assisted-work.service';
+import { AssistedProvider } from '../../src/modules/assisted/assisted-provider';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { JobWorker } from '../../src/modules/jobs/job-worker';
 import { describeWithPostgres } from '../setup/test-env';
@@ -181,7 +181,7 @@ describeWithPostgres('benefits (deductions)', () => {
     });
 
     it('never opens Assisted work on an Automated connection', async () => {
-      const open = jest.spyOn(service.app.get(AssistedWorkService), 'open');
+      const open = jest.spyOn(service.app.get(AssistedProvider), 'openBenefitWork');
       try {
         const res = await create({ type: 'fsa_medical', description: 'FSA medical' });
         expect(res.status).toBe(200);

@@ -18,7 +18,7 @@ interface Employer {
   entityId: string;
 }
 
-type EnrollCall = { benefitId: string; elements: { individual_id: string; effective_date: string; configuration: ProviderEnrollmentConfiguration }[] };
+type EnrollCall = { benefitId: string; elements: { individual_id: string; effective_date: string; configuration: ProviderEnrollmentConfiguration | null }[] };
 
 const percent = (amount: number) => ({ type: 'percent', amount });
 const fixed = (amount: number) => ({ type: 'fixed', amount });
@@ -33,7 +33,7 @@ describeWithPostgres('enrollments', () => {
   let retirement: string;
   let section125: string;
   let hsa: string;
-  /** Every provider.enroll call the service made, in order (the adapter instance, wrapped). */
+  /** Every provider call the service made that enrolled someone, in order (the adapter instance, wrapped). */
   const enrollCalls: EnrollCall[] = [];
 
   beforeAll(async () => {
@@ -41,10 +41,11 @@ describeWithPostgres('enrollments', () => {
     app = await createApplication(service);
     // Count provider calls on the one adapter instance PROVIDER_PORT resolves to.
     const adapter = service.app.get(SandboxProviderAdapter);
-    const enroll = adapter.enroll.bind(adapter);
-    adapter.enroll = async (ref, benefitId, elements) => {
-      enrollCalls.push({ benefitId, elements });
-      return enroll(ref, benefitId, elements);
+    const applyChanges = adapter.applyChanges.bind(adapter);
+    adapter.applyChanges = async (ref, benefitId, changes) => {
+      const elements = changes.filter((c) => c.configuration !== null);
+      if (elements.length > 0) enrollCalls.push({ benefitId, elements });
+      return applyChanges(ref, benefitId, changes);
     };
     employer = await sandboxEmployer();
     people = await employeeIds(employer);
@@ -186,7 +187,7 @@ describeWithPostgres('enrollments', () => {
         400,
         'invalid_request_error',
         'invalid_request',
-        /each individual may appear once per request/,
+        /each individual may appear once per effective date/,
       ],
     ])('%s → its error', async (_name, body, status, name, serviceCode, message) => {
       const before = await counts();
@@ -451,7 +452,11 @@ describeWithPostgres('enrollments', () => {
       expect(res.status).toBe(200);
       const [job] = await db().query(`SELECT kind, type, status FROM jobs WHERE id = $1`, [res.body.job_id]);
       expect(job).toEqual({ kind: 'manual', type: 'benefit_enroll', status: 'pending' });
-      expect(await db().query(`SELECT count(*)::int AS n FROM enrollment_groups WHERE job_id = $1`, [res.body.job_id])).toEqual([{ n: 0 }]);
+      // The same lifecycle as an Automated provider's: one group, handed to ops as a task (its date is today).
+      expect(await db().query(`SELECT state FROM enrollment_groups WHERE job_id = $1`, [res.body.job_id])).toEqual([{ state: 'in_ops' }]);
+      expect(await db().query(`SELECT type, status, group_id IS NOT NULL AS of_group FROM ops_tasks WHERE job_id = $1`, [res.body.job_id])).toEqual([
+        { type: 'benefit_enroll', status: 'open', of_group: true },
+      ]);
       expect(await db().query(`SELECT individual_id, status, job_id FROM enrollments WHERE benefit_id = $1`, [created.body.benefit_id])).toEqual([
         { individual_id: person, status: 'pending', job_id: res.body.job_id },
       ]);
@@ -640,16 +645,20 @@ describeWithPostgres('enrollments', () => {
       const earlier = await enroll(employer, plan, [{ individual_id: f, configuration: { employee_deduction: percent(300), effective_date: '2026-09-15' } }]);
       expect([out.status, earlier.status]).toEqual([200, 200]);
 
-      // The October job lost every individual: it ends now, each one superseded.
-      const superseded = await waitForJob(employer, october.body.job_id, ['error']);
+      // The October job lost every individual: it ends now, complete (replaced work is no failure), each one superseded.
+      const superseded = await waitForJob(employer, october.body.job_id, ['complete']);
       expect(superseded.body).toEqual([
         { individual_id: e, code: 409, message: expect.stringContaining(`Superseded by job ${out.body.job_id}`) },
         { individual_id: f, code: 409, message: expect.stringContaining(`Superseded by job ${earlier.body.job_id}`) },
       ]);
-      const raiseJob = await waitForJob(employer, raise.body.job_id, ['error']);
+      const raiseJob = await waitForJob(employer, raise.body.job_id, ['complete']);
       expect(raiseJob.body).toEqual([{ individual_id: g, code: 409, message: expect.stringContaining(out.body.job_id) }]);
+      // e had only the cancelled October enrollment: nothing to end at the provider, and that is done, not an error.
       const unenrolled = await waitForJob(employer, out.body.job_id, ['complete']);
-      expect(unenrolled.body).toEqual(expect.arrayContaining([{ individual_id: g, code: 200 }]));
+      expect(unenrolled.body).toEqual([
+        { individual_id: e, code: 200, message: expect.stringContaining(`the waiting enrollment of job ${october.body.job_id} was cancelled`) },
+        { individual_id: g, code: 200 },
+      ]);
 
       await nudgeAt('2026-09-15T00:00:00Z');
       await waitForJob(employer, earlier.body.job_id, ['complete']);

@@ -114,8 +114,8 @@ describeWithPostgres('HRIS events and their sagas', () => {
       expect(saga).toMatchObject({ type: 'new_hire', state: 'waiting' });
       expect(saga.job_ids).toHaveLength(3);
       const groups = await db().query(
-        `SELECT to_char(effective_date, 'YYYY-MM-DD') AS date, items->0->'configuration'->'employee_deduction'->>'amount' AS amount
-         FROM enrollment_groups WHERE job_id = ANY($1::uuid[]) ORDER BY effective_date`,
+        `SELECT to_char(g.effective_date, 'YYYY-MM-DD') AS date, i.configuration->'employee_deduction'->>'amount' AS amount
+         FROM enrollment_groups g JOIN enrollment_items i ON i.group_id = g.id WHERE g.job_id = ANY($1::uuid[]) ORDER BY g.effective_date`,
         [saga.job_ids],
       );
       expect(groups).toEqual([

@@ -149,7 +149,7 @@ describeWithPostgres('auto-enrollment policies (/ops/api/policies)', () => {
       ]);
 
       // What the new-hire saga reads: the entity's active policies, and the schedule of a hire.
-      const [active] = await service.app.get(PoliciesRepository).activeFor(employer.connectionId, employer.entityId);
+      const [active] = (await service.app.get(PoliciesRepository).activeForEntities([{ connectionId: employer.connectionId, entityId: employer.entityId }])).get(employer.entityId)!;
       expect(active).toMatchObject({ id, benefitId, waitingPeriodDays: 90, escalation: { increase: 100, cap: 600 }, active: true });
       expect(newHireSchedule(active, '2026-07-15', '2026-07-01').map((s) => [s.effectiveDate, s.configuration.employee_deduction?.amount])).toEqual([
         ['2026-10-13', 300],
@@ -255,19 +255,19 @@ describeWithPostgres('auto-enrollment policies (/ops/api/policies)', () => {
       const benefitId = await createBenefit(other, { type: '401k' });
       const policy = await createPolicy(body401k(benefitId, other));
       const repository = service.app.get(PoliciesRepository);
-      expect((await repository.activeFor(other.connectionId, other.entityId)).map((p) => p.id)).toContain(policy.policy_id);
+      expect((await repository.activeForEntities([{ connectionId: other.connectionId, entityId: other.entityId }])).get(other.entityId)!.map((p) => p.id)).toContain(policy.policy_id);
 
       clock.set('2026-07-05T12:00:00Z');
       const deleted = await remove(`/ops/api/policies/${policy.policy_id}`);
       expect(deleted.status).toBe(200);
       expect(deleted.body).toEqual({ ...policy, active: false, updated_at: '2026-07-05T12:00:00.000Z' });
       expect((await ops(`/ops/api/policies/${policy.policy_id}`)).body.active).toBe(false);
-      expect((await repository.activeFor(other.connectionId, other.entityId)).map((p) => p.id)).not.toContain(policy.policy_id);
+      expect((await repository.activeForEntities([{ connectionId: other.connectionId, entityId: other.entityId }])).get(other.entityId)!.map((p) => p.id)).not.toContain(policy.policy_id);
 
       const back = await ops(`/ops/api/policies/${policy.policy_id}`, { active: true });
       expect(back.status).toBe(200);
       expect(back.body.active).toBe(true);
-      expect((await repository.activeFor(other.connectionId, other.entityId)).map((p) => p.id)).toContain(policy.policy_id);
+      expect((await repository.activeForEntities([{ connectionId: other.connectionId, entityId: other.entityId }])).get(other.entityId)!.map((p) => p.id)).toContain(policy.policy_id);
 
       const audit = await auditOf(policy.policy_id);
       expect(audit.slice(1).map((a) => [a.action, a.detail, a.at.toISOString()])).toEqual([

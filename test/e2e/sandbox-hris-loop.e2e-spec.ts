@@ -110,7 +110,8 @@ describeWithPostgres('sandbox hire → sync → EmployeeHired → new-hire saga 
       return sagas[0];
     });
     const [group] = await db().query(
-      `SELECT to_char(g.effective_date, 'YYYY-MM-DD') AS effective_date, g.items, g.status
+      `SELECT to_char(g.effective_date, 'YYYY-MM-DD') AS effective_date, g.state,
+              (SELECT jsonb_agg(jsonb_build_object('individual_id', i.individual_id, 'configuration', i.configuration)) FROM enrollment_items i WHERE i.group_id = g.id) AS items
        FROM saga_jobs sj JOIN enrollment_groups g ON g.job_id = sj.job_id WHERE sj.saga_id = $1`,
       [saga.id],
     );
@@ -118,7 +119,7 @@ describeWithPostgres('sandbox hire → sync → EmployeeHired → new-hire saga 
     expect(group).toEqual({
       effective_date: '2026-07-01',
       items: [{ individual_id: hired, configuration: expect.objectContaining({ employee_deduction: percent(DEFERRAL_BP) }) }],
-      status: 'pending',
+      state: 'waiting',
     });
 
     // A sync that finds nothing new starts nothing more.

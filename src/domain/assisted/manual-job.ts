@@ -1,4 +1,4 @@
-import { IndividualResult } from '../benefits/enrollment-job';
+import { IndividualResult } from '../enrollments/enrollment-change';
 
 /**
  * The `body` of a manual job (`GET /jobs/manual/{id}`): null while its ops task is open or

@@ -4,7 +4,8 @@ import { BenefitJobType } from '../benefits/benefit-job-params';
  * An ops task: benefit work an Assisted provider's staff do by hand, due in
  * ASSISTED_SLA_BUSINESS_DAYS business days. Completing or failing it resolves its manual job.
  */
-export const OPS_TASK_STATUSES = ['open', 'completed', 'failed'] as const;
+/** `cancelled`: later requests took every individual of the task over before ops did it. */
+export const OPS_TASK_STATUSES = ['open', 'completed', 'failed', 'cancelled'] as const;
 export type OpsTaskStatus = (typeof OPS_TASK_STATUSES)[number];
 
 /** Spec: "Assisted providers process creation of new deductions within a 2 business day SLA". */
@@ -14,8 +15,10 @@ export interface OpsTask {
   id: string;
   connectionId: string;
   entityId: string;
-  /** The manual job the task resolves. */
+  /** The manual job the task belongs to. */
   jobId: string;
+  /** Enrollment work: the effective-date group the task is; null for benefit work (create, register, update). */
+  groupId: string | null;
   type: BenefitJobType;
   /** The work's params (BenefitJobParams['params'] of `type`). */
   payload: Record<string, unknown>;

@@ -14,6 +14,7 @@ export const BENEFIT_EVENT_TYPES = [
   'OpsTaskOpened',
   'OpsTaskCompleted',
   'OpsTaskFailed',
+  'OpsTaskCancelled',
 ] as const;
 export type BenefitEventType = (typeof BENEFIT_EVENT_TYPES)[number];
 

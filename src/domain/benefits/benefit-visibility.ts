@@ -39,3 +39,25 @@ export function visibleBenefits(atProvider: ProviderBenefit[] | null, known: Kno
   const there = new Set(atProvider.map((b) => b.benefit_id));
   return [...atProvider.map(recordOfProvider), ...known.filter((k) => !there.has(k.benefit.id) && isCreationPending(k)).map((k) => k.benefit)];
 }
+
+/**
+ * What a read of one benefit answers, by the same rule as the list: the provider's version where
+ * it can be asked and has it (`atProvider` null: it cannot be asked); else the service's own
+ * record, while its creation is on its way (or, where the provider cannot be asked, unless it failed).
+ */
+export function visibleBenefit(atProvider: ProviderBenefit | undefined | null, known: KnownBenefit | undefined): BenefitRecord | undefined {
+  if (atProvider) return recordOfProvider(atProvider);
+  if (!known) return undefined;
+  if (atProvider === null) return isAlive(known) ? known.benefit : undefined;
+  return isCreationPending(known) ? known.benefit : undefined;
+}
+
+/**
+ * Whether enrollment work on a benefit can reach the provider, from its creation job's status
+ * (undefined: found at the provider, no creation job): `creating` waits for that job, `failed`
+ * never will.
+ */
+export function creationStateOf(status: JobStatus | undefined): 'ready' | 'creating' | 'failed' {
+  if (status === undefined || status === 'complete') return 'ready';
+  return OPEN.includes(status) ? 'creating' : 'failed';
+}

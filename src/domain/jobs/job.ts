@@ -38,21 +38,45 @@ export interface Job {
 }
 
 export interface RetryPolicy {
-  /** Runs a job may take in all, the first included. */
+  /**
+   * Runs a job may take in all, the first included. Also bounds runs that never finish (a job
+   * that kills its worker): past it the job is given up.
+   */
   maxAttempts: number;
   /** Delay before the second run; it doubles each time after. */
   baseDelayMs: number;
   maxDelayMs: number;
+  /** How long after its first run a job may still be retried; unbounded when absent. */
+  budgetMs?: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 5 * 60_000 };
 
 /**
  * When a job that failed transiently on its `attempts`-th run runs again, or undefined when it
- * has used up its attempts. Exponential: base, 2×base, 4×base … capped at maxDelayMs.
+ * has used up its attempts or its time budget (counted from `firstRunAt`). Exponential: base,
+ * 2×base, 4×base … capped at maxDelayMs.
  */
-export function nextAttemptAt(now: Date, attempts: number, policy: RetryPolicy): Date | undefined {
+export function nextAttemptAt(now: Date, attempts: number, policy: RetryPolicy, firstRunAt: Date = now): Date | undefined {
   if (attempts >= policy.maxAttempts) return undefined;
   const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
-  return new Date(now.getTime() + delay);
+  const next = new Date(now.getTime() + delay);
+  if (policy.budgetMs !== undefined && next.getTime() > firstRunAt.getTime() + policy.budgetMs) return undefined;
+  return next;
+}
+
+/**
+ * Retries of work against a provider, sized from its live latency (the catalogue's range): a
+ * provider whose calls take up to two minutes gets minutes between runs and most of an hour in
+ * all, one answering in half a second gets seconds and ten minutes. Bounded by time, not by a
+ * count, so a slow provider is not given up on after a few quick tries.
+ */
+export function retryPolicyForLatency(latency: { min: number; max: number }): RetryPolicy {
+  const baseDelayMs = Math.min(30_000, Math.max(1_000, Math.round(latency.max / 10)));
+  return {
+    maxAttempts: 30,
+    baseDelayMs,
+    maxDelayMs: 5 * 60_000,
+    budgetMs: Math.max(10 * 60_000, 20 * latency.max),
+  };
 }

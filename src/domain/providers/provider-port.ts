@@ -81,6 +81,18 @@ export interface ProviderIndividualResult {
   message?: string;
 }
 
+/** One individual's change for applyChanges: enroll with a configuration, or end (null), from its date on. */
+export interface ProviderChange {
+  individual_id: string;
+  effective_date: string;
+  configuration: ProviderEnrollmentConfiguration | null;
+}
+
+/** How the provider answered one change of applyChanges. */
+export interface ProviderChangeResult extends ProviderIndividualResult {
+  effective_date: string;
+}
+
 /** `POST /forward`: a raw request passed to the provider's own API. */
 export interface ForwardRequest {
   method: string;
@@ -139,6 +151,13 @@ export interface ProviderPort {
   ): Promise<ProviderIndividualResult[]>;
   /** Ends the enrollments from `onDate` on. Idempotent; an individual without one is answered 404. */
   unenroll(ref: EmployerRef, benefitId: string, individualIds: string[], onDate: string): Promise<ProviderIndividualResult[]>;
+  /**
+   * Many individuals' changes of one benefit in one call (the effective-date groups of a batch,
+   * enrolls and ends alike, each individual at most once): answered per change, in order, as
+   * enroll and unenroll answer them. Idempotent; throws invalid_request for an unknown benefit
+   * when any change is an enroll.
+   */
+  applyChanges(ref: EmployerRef, benefitId: string, changes: ProviderChange[]): Promise<ProviderChangeResult[]>;
   /** Enrollments in force on `onDate`, optionally only of some individuals. */
   enrollments(ref: EmployerRef, benefitId: string, onDate: string, individualIds?: string[]): Promise<ProviderEnrollment[]>;
 }

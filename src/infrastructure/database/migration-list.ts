@@ -7,6 +7,8 @@ import { BenefitsAndEnrollments1795800000000 } from './migrations/1795800000000-
 import { SagasPoliciesAudit1795900000000 } from './migrations/1795900000000-sagas-policies-audit';
 import { EnrollmentWorkIndexes1796000000000 } from './migrations/1796000000000-enrollment-work-indexes';
 import { JobLeaseIndexes1796100000000 } from './migrations/1796100000000-job-lease-indexes';
+import { EnrollmentLifecycle1796200000000 } from './migrations/1796200000000-enrollment-lifecycle';
+import { QueueTablesUpkeep1796300000000 } from './migrations/1796300000000-queue-tables-upkeep';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -19,4 +21,6 @@ export const MIGRATIONS = [
   SagasPoliciesAudit1795900000000,
   EnrollmentWorkIndexes1796000000000,
   JobLeaseIndexes1796100000000,
+  EnrollmentLifecycle1796200000000,
+  QueueTablesUpkeep1796300000000,
 ];

@@ -33,6 +33,13 @@ export interface MessageHandler {
   /** Message id for dedupe; default: header `message-id`, then a JSON body's `id`. */
   messageIdOf?(message: InboundMessage): string | undefined;
   handle(message: InboundMessage, manager: EntityManager): Promise<void>;
+  /**
+   * Applies a run of messages (already claimed in the inbox, in their order) set-wise, in the
+   * caller's transaction: answers, per message, null when it was applied, or why it is poison.
+   * A poison message must leave no write behind (the others commit); any thrown error is
+   * transient and rolls the whole run back. Without it, the messages are applied one by one.
+   */
+  handleBatch?(messages: readonly InboundMessage[], manager: EntityManager): Promise<(string | null)[]>;
 }
 
 /**

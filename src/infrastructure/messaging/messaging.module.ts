@@ -10,6 +10,7 @@ import { MESSAGE_TRANSPORT } from './message-transport';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { OUTBOX_RELAY_SETTINGS, OutboxRelay, OutboxRelaySettings } from './outbox/outbox-relay';
 import { OutboxSignal } from './outbox/outbox-signal';
+import { BenefitEventsWriter } from './outbox/benefit-events.writer';
 import { OutboxWriter } from './outbox/outbox-writer';
 import { TopicNames } from './topics';
 
@@ -36,7 +37,8 @@ function transportProviders(config: AppConfig): Provider[] {
       useFactory: (client: KafkaClient, registry: MessageHandlerRegistry, processor: MessageProcessor) =>
         new KafkaConsumerRunner(client, registry, processor, {
           groupId: config.KAFKA_GROUP_ID,
-          partitionsConsumedConcurrently: 3,
+          // Every partition of a fetch at once: their runs meet in one group commit (at most 3 transactions).
+          partitionsConsumedConcurrently: Math.min(config.KAFKA_TOPIC_PARTITIONS, 12),
           batchMax: config.KAFKA_BATCH_MAX,
           sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
         }),
@@ -54,6 +56,7 @@ export class MessagingModule {
       leaseMs: config.OUTBOX_LEASE_MS,
       lanesPerRound: 16,
       retentionDays: 7,
+      inboxRetentionDays: config.INBOX_RETENTION_DAYS,
     };
     return {
       module: MessagingModule,
@@ -62,6 +65,7 @@ export class MessagingModule {
         { provide: OUTBOX_RELAY_SETTINGS, useValue: relaySettings },
         OutboxSignal,
         OutboxWriter,
+        BenefitEventsWriter,
         OutboxRelay,
         MessageProcessor,
         MessageHandlerRegistry,
@@ -70,6 +74,7 @@ export class MessagingModule {
       ],
       exports: [
         OutboxWriter,
+        BenefitEventsWriter,
         OutboxRelay,
         MessageProcessor,
         MessageHandlerRegistry,

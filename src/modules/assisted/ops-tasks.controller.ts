@@ -9,7 +9,7 @@ import {
   OpsTaskResponse,
   opsTaskView,
 } from './dto/ops-task.dto';
-import { OpsCredentialsGuard, OpsUser } from './ops-credentials.guard';
+import { OpsCredentialsGuard, OpsUser } from '../ops-auth/ops-credentials.guard';
 import { OpsTasksService } from './ops-tasks.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

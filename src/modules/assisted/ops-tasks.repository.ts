@@ -2,12 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { DueState, OpsTask, OpsTaskStatus } from '../../domain/assisted/ops-task';
 import { BenefitJobType } from '../../domain/benefits/benefit-job-params';
+import { returnedRows } from '../../infrastructure/database/query-result';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 
 interface OpsTaskRow {
   id: string;
   connection_id: string;
   entity_id: string;
   job_id: string;
+  group_id: string | null;
   type: BenefitJobType;
   payload: Record<string, unknown>;
   status: OpsTaskStatus;
@@ -19,7 +22,7 @@ interface OpsTaskRow {
 }
 
 // due_date as text: a calendar date must not pass through a JS Date and a time zone.
-const COLUMNS = `id, connection_id, entity_id, job_id, type, payload, status, to_char(due_date, 'YYYY-MM-DD') AS due_date, note,
+const COLUMNS = `id, connection_id, entity_id, job_id, group_id, type, payload, status, to_char(due_date, 'YYYY-MM-DD') AS due_date, note,
   resolved_by, resolved_at, created_at`;
 
 export interface OpsTaskFilter {
@@ -39,32 +42,46 @@ export interface Resolution {
   resolvedAt: Date;
 }
 
-/** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
-const returnedRows = <T>(result: unknown): T[] => (Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as T[]) : []);
-
 /** The `ops_tasks` table. */
 @Injectable()
 export class OpsTasksRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async insert(task: OpsTask, manager: EntityManager): Promise<void> {
+  /** Opens tasks, in one statement. */
+  async insertOpen(tasks: readonly Pick<OpsTask, 'id' | 'connectionId' | 'entityId' | 'jobId' | 'groupId' | 'type' | 'payload' | 'dueDate' | 'createdAt'>[], manager: EntityManager): Promise<void> {
+    if (tasks.length === 0) return;
     await manager.query(
-      `INSERT INTO ops_tasks (id, connection_id, entity_id, job_id, type, payload, status, due_date, note, resolved_by, resolved_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12)`,
+      `INSERT INTO ops_tasks (id, connection_id, entity_id, job_id, group_id, type, payload, status, due_date, created_at)
+       SELECT u.id, u.connection_id, u.entity_id, u.job_id, u.group_id, u.type, u.payload, 'open', u.due_date, u.created_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::jsonb[], $8::date[], $9::timestamptz[])
+         AS u(id, connection_id, entity_id, job_id, group_id, type, payload, due_date, created_at)`,
       [
-        task.id,
-        task.connectionId,
-        task.entityId,
-        task.jobId,
-        task.type,
-        JSON.stringify(task.payload),
-        task.status,
-        task.dueDate,
-        task.note,
-        task.resolvedBy,
-        task.resolvedAt,
-        task.createdAt,
+        tasks.map((t) => t.id),
+        tasks.map((t) => t.connectionId),
+        tasks.map((t) => t.entityId),
+        tasks.map((t) => t.jobId),
+        tasks.map((t) => t.groupId),
+        tasks.map((t) => t.type),
+        tasks.map((t) => JSON.stringify(t.payload)),
+        tasks.map((t) => t.dueDate),
+        tasks.map((t) => t.createdAt),
       ],
+    );
+  }
+
+  /** The open tasks of these groups. */
+  async openOfGroups(groupIds: readonly string[], manager: EntityManager): Promise<OpsTask[]> {
+    if (groupIds.length === 0) return [];
+    const rows: OpsTaskRow[] = await manager.query(`SELECT ${COLUMNS} FROM ops_tasks WHERE group_id = ANY($1::uuid[]) AND status = 'open'`, [groupIds]);
+    return rows.map(taskOf);
+  }
+
+  /** New work for open tasks (individuals taken out of them), in one statement. */
+  async setPayloads(payloads: readonly { id: string; payload: Record<string, unknown> }[], manager: EntityManager): Promise<void> {
+    if (payloads.length === 0) return;
+    await manager.query(
+      `UPDATE ops_tasks t SET payload = u.payload FROM unnest($1::uuid[], $2::jsonb[]) AS u(id, payload) WHERE t.id = u.id AND t.status = 'open'`,
+      [payloads.map((p) => p.id), payloads.map((p) => JSON.stringify(p.payload))],
     );
   }
 
@@ -73,35 +90,23 @@ export class OpsTasksRepository {
     return rows[0] && taskOf(rows[0]);
   }
 
-  async findByJob(jobId: string, manager: EntityManager = this.dataSource.manager): Promise<OpsTask | undefined> {
-    const rows: OpsTaskRow[] = await manager.query(`SELECT ${COLUMNS} FROM ops_tasks WHERE job_id = $1`, [jobId]);
-    return rows[0] && taskOf(rows[0]);
-  }
-
   /** Soonest due first (then oldest), with the total for paging. */
   async list(filter: OpsTaskFilter, page: { limit: number; offset: number }): Promise<{ count: number; tasks: OpsTask[] }> {
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const where = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      conditions.push(sql(`$${params.length}`));
-    };
-    if (filter.status) where((p) => `status = ${p}`, filter.status);
-    if (filter.connectionId) where((p) => `connection_id = ${p}`, filter.connectionId);
-    if (filter.type) where((p) => `type = ${p}`, filter.type);
+    const where = new SqlFilter();
+    if (filter.status) where.and((p) => `status = ${p}`, filter.status);
+    if (filter.connectionId) where.and((p) => `connection_id = ${p}`, filter.connectionId);
+    if (filter.type) where.and((p) => `type = ${p}`, filter.type);
     if (filter.dueState) {
       const compare = { on_time: '>', due_today: '=', overdue: '<' }[filter.dueState];
-      conditions.push(`status = 'open'`);
-      where((p) => `due_date ${compare} ${p}::date`, filter.today);
+      where.and(`status = 'open'`);
+      where.and((p) => `due_date ${compare} ${p}::date`, filter.today);
     }
-    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM ops_tasks ${clause}`, params);
-    const rows: OpsTaskRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM ops_tasks ${clause}
-       ORDER BY ops_tasks.due_date, created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, page.limit, page.offset],
+    const { count, rows } = await countedPage<OpsTaskRow>(
+      this.dataSource,
+      { from: 'ops_tasks', select: `SELECT ${COLUMNS} FROM ops_tasks`, where, orderBy: 'ops_tasks.due_date, created_at, id' },
+      page,
     );
-    return { count: n, tasks: rows.map(taskOf) };
+    return { count, tasks: rows.map(taskOf) };
   }
 
   /**
@@ -127,6 +132,7 @@ function taskOf(row: OpsTaskRow): OpsTask {
     connectionId: row.connection_id,
     entityId: row.entity_id,
     jobId: row.job_id,
+    groupId: row.group_id,
     type: row.type,
     payload: row.payload,
     status: row.status,

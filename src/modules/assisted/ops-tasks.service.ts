@@ -1,33 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { OpsTask } from '../../domain/assisted/ops-task';
-import { BenefitEnrollParams } from '../../domain/benefits/benefit-job-params';
 import { utcDateOf } from '../../domain/calendar/business-days';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, notFound } from '../../domain/shared/domain-error';
-import { BenefitEventsWriter } from '../benefits/benefit-events.writer';
-import { EnrollmentsRepository } from '../enrollments/enrollments.repository';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
+import { BenefitEventsWriter } from '../../infrastructure/messaging/outbox/benefit-events.writer';
+import { EnrollmentLifecycle } from '../enrollments/enrollment-lifecycle';
 import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
 import { OpsAuditWriter } from '../ops-audit/ops-audit.writer';
-import { ASSISTED_APPLY, enrollmentJobEnded } from './assisted-apply.handler';
+import { ASSISTED_APPLY } from './assisted-apply.handler';
 import { ManualJobsRepository } from './manual-jobs.repository';
 import { OpsTaskFilter, OpsTasksRepository } from './ops-tasks.repository';
 
 /**
  * The ops team's side of Assisted work: list, read, complete and fail tasks. Completing hands
  * the change to an `assisted_apply` job (provider calls never run inside an HTTP request);
- * failing ends the manual job at once.
+ * failing ends the work at once. An enrollment task is one effective-date group of the
+ * enrollment lifecycle: completing it makes the group's provider call start (no later request
+ * takes its individuals over from then on), failing it records every individual as refused.
  */
 @Injectable()
 export class OpsTasksService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     private readonly tasks: OpsTasksRepository,
     private readonly manualJobs: ManualJobsRepository,
     private readonly jobs: JobsRepository,
-    private readonly enrollments: EnrollmentsRepository,
+    private readonly lifecycle: EnrollmentLifecycle,
     private readonly events: BenefitEventsWriter,
     private readonly signal: JobSignal,
     private readonly audit: OpsAuditWriter,
@@ -49,52 +51,38 @@ export class OpsTasksService {
   }
 
   /**
-   * Marks the task completed, the manual job in progress, and enqueues the job that applies the
-   * change to the payroll system, in one transaction: a task is completed once, and its change
-   * cannot be lost between the two.
+   * Marks the task completed, its work under way, and enqueues the job that applies the change
+   * to the payroll system, in one transaction: a task is completed once, and its change cannot
+   * be lost between the two.
    */
   async complete(id: string, note: string | null, resolvedBy: string): Promise<OpsTask> {
     const now = this.clock.now();
-    const task = await this.dataSource.transaction(async (manager) => {
+    return this.uow.transaction(async (manager) => {
       const resolved = await this.resolveOrExplain(id, { status: 'completed', note, resolvedBy, resolvedAt: now }, manager);
       await this.audit.record(manager, { actor: resolvedBy, action: 'task.complete', targetType: 'task', targetId: id, detail: { job_id: resolved.jobId, note } });
-      await this.manualJobs.markInProgress(resolved.jobId, now, manager);
+      if (resolved.groupId !== null) await this.lifecycle.startSubmitting(resolved.groupId);
+      else await this.manualJobs.markInProgress(resolved.jobId, now, manager);
       await this.jobs.insert(
-        {
-          id: randomUUID(),
-          connectionId: resolved.connectionId,
-          entityId: resolved.entityId,
-          kind: 'internal',
-          type: ASSISTED_APPLY,
-          params: { task_id: resolved.id },
-          createdAt: now,
-        },
+        { id: randomUUID(), connectionId: resolved.connectionId, entityId: resolved.entityId, kind: 'internal', type: ASSISTED_APPLY, params: { task_id: resolved.id }, createdAt: now },
         manager,
       );
+      this.uow.afterCommit(() => this.signal.nudge());
       return resolved;
     });
-    this.signal.nudge();
-    return task;
   }
 
   /**
-   * Marks the task failed and its manual job `error` with the note, at once; an enroll or
-   * unenroll job's end is reported as EnrollmentJobFailed, as the Automated path reports it.
+   * Marks the task failed and ends its work at once with the note: benefit work's manual job in
+   * `error`; an enrollment group's individuals refused (422), the job settling as any would.
    */
   async fail(id: string, note: string, resolvedBy: string): Promise<OpsTask> {
     const now = this.clock.now();
-    return this.dataSource.transaction(async (manager) => {
+    return this.uow.transaction(async (manager) => {
       const task = await this.resolveOrExplain(id, { status: 'failed', note, resolvedBy, resolvedAt: now }, manager);
       await this.audit.record(manager, { actor: resolvedBy, action: 'task.fail', targetType: 'task', targetId: id, detail: { job_id: task.jobId, note } });
       const benefitId = String(task.payload.benefit_id);
-      if (task.type === 'benefit_enroll') {
-        // The requested enrollments will not happen: their rows say so (unless a newer request took them over).
-        const { groups } = task.payload as unknown as BenefitEnrollParams;
-        const refused = groups.flatMap((g) => g.items.map((i) => ({ individual_id: i.individual_id, code: 422, message: note })));
-        await this.enrollments.lockBenefit(benefitId, manager);
-        await this.enrollments.recordEnrolled(benefitId, task.jobId, refused, now, manager);
-      }
-      await this.manualJobs.finish(task.jobId, 'error', { benefit_id: benefitId, note, error: note }, now, manager);
+      if (task.groupId !== null) await this.lifecycle.refused(task.groupId, 422, note, note);
+      else await this.manualJobs.finish(task.jobId, 'error', { benefit_id: benefitId, note, error: note }, now, manager);
       await this.events.record(manager, [
         {
           type: 'OpsTaskFailed',
@@ -102,7 +90,6 @@ export class OpsTasksService {
           entityId: task.entityId,
           data: { task_id: task.id, job_id: task.jobId, type: task.type, benefit_id: benefitId, note, resolved_by: resolvedBy },
         },
-        ...enrollmentJobEnded(task, 'error'),
       ]);
       return task;
     });

@@ -5,6 +5,7 @@ import { digestOf, mintOpaqueSecret } from '../../domain/auth/opaque-secret';
 import { Connection } from '../../domain/connections/connection';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
+import { returnedRows } from '../../infrastructure/database/query-result';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { Application } from '../applications/applications.service';
 import { MAX_MINUTES_TO_EXPIRE } from './dto/connect-session.dto';
@@ -117,13 +118,15 @@ export class ConnectSessionsService {
            WHERE application_id = $1 AND customer_id = $2 AND kind = 'connect' AND status = 'staged' AND expires_at <= $3`,
           [application.id, input.customerId, this.clock.now()],
         );
-        const [staged] = await manager.query(
-          `UPDATE connect_sessions SET customer_name = $3, customer_email = $4, products = $5, redirect_uri = $6,
-             sandbox = $7, manual = $8, provider_id = $9, auth_method = $10, expires_at = $11, updated_at = now()
-           WHERE application_id = $1 AND customer_id = $2 AND kind = 'connect' AND status = 'staged'
-           RETURNING *`,
-          [application.id, input.customerId, ...this.sessionValues(input)],
-        ).then((r) => r[0] as unknown[]);
+        const [staged] = returnedRows(
+          await manager.query(
+            `UPDATE connect_sessions SET customer_name = $3, customer_email = $4, products = $5, redirect_uri = $6,
+               sandbox = $7, manual = $8, provider_id = $9, auth_method = $10, expires_at = $11, updated_at = now()
+             WHERE application_id = $1 AND customer_id = $2 AND kind = 'connect' AND status = 'staged'
+             RETURNING *`,
+            [application.id, input.customerId, ...this.sessionValues(input)],
+          ),
+        );
         if (staged) return toSession(staged);
       }
       return this.insertSession(manager, application.id, 'connect', null, input);

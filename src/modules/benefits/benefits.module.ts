@@ -1,10 +1,8 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { AssistedModule } from '../assisted/assisted.module';
 import { AuthModule } from '../auth/auth.module';
 import { JobHandlerRegistry } from '../jobs/job-handler';
 import { JobsModule } from '../jobs/jobs.module';
 import { ProvidersModule } from '../providers/providers.module';
-import { BenefitEventsWriter } from './benefit-events.writer';
 import { BenefitsController } from './benefits.controller';
 import { BenefitsLookup } from './benefits-lookup.service';
 import { BenefitsRepository } from './benefits.repository';
@@ -15,12 +13,11 @@ import { BenefitUpdateHandler } from './jobs/benefit-update.handler';
 
 /** Deductions: create, register, update (commands), reads and meta; the benefit job handlers. */
 @Module({
-  imports: [AuthModule, ProvidersModule, JobsModule, AssistedModule],
+  imports: [AuthModule, ProvidersModule, JobsModule],
   controllers: [BenefitsController],
   providers: [
     BenefitsRepository,
     BenefitsLookup,
-    BenefitEventsWriter,
     BenefitsService,
     CreateBenefitHandler,
     RegisterBenefitHandler,
@@ -28,7 +25,7 @@ import { BenefitUpdateHandler } from './jobs/benefit-update.handler';
     BenefitCreateHandler,
     BenefitUpdateHandler,
   ],
-  exports: [BenefitsRepository, BenefitsLookup, BenefitEventsWriter],
+  exports: [BenefitsRepository, BenefitsLookup],
 })
 export class BenefitsModule implements OnModuleInit {
   constructor(

@@ -5,20 +5,18 @@ import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { Benefit, BenefitOrigin } from '../../domain/benefits/benefit';
 import { BenefitCreateParams, BenefitJobParams } from '../../domain/benefits/benefit-job-params';
 import { BenefitRequest, CompanyBenefitOperation, sameDedupeKey, unsupportedBenefitRequest } from '../../domain/benefits/benefit-request';
-import { BenefitRecord, isAlive, isCreationPending, recordOfProvider, visibleBenefits } from '../../domain/benefits/benefit-visibility';
+import { BenefitRecord, isAlive, visibleBenefit, visibleBenefits } from '../../domain/benefits/benefit-visibility';
 import { companyMatchProblems } from '../../domain/benefits/company-match';
 import { Connection } from '../../domain/connections/connection';
 import { Job } from '../../domain/jobs/job';
 import { BENEFIT_TYPES, benefitSupportOf, BenefitsSupport, BenefitType } from '../../domain/providers/provider';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
-import { employerRefOf, PROVIDER_PORT, ProviderBenefit, ProviderPort } from '../../domain/providers/provider-port';
+import { employerRefOf, ProviderBenefit } from '../../domain/providers/provider-port';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { isUuid } from '../employer/dto/uuid-param';
-import { AssistedWorkService } from '../assisted/assisted-work.service';
-import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
-import { BenefitEventsWriter } from './benefit-events.writer';
+import { BenefitEventsWriter } from '../../infrastructure/messaging/outbox/benefit-events.writer';
 import { BenefitScope, BenefitsLookup } from './benefits-lookup.service';
 import { BenefitsRepository } from './benefits.repository';
 
@@ -45,9 +43,6 @@ export class BenefitsService {
     private readonly catalogue: ProviderCatalogue,
     private readonly events: BenefitEventsWriter,
     private readonly jobs: JobsRepository,
-    private readonly signal: JobSignal,
-    private readonly assistedWork: AssistedWorkService,
-    @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -59,25 +54,22 @@ export class BenefitsService {
     const problems = request.companyContribution ? companyMatchProblems(request.companyContribution) : [];
     if (problems.length > 0) throw invalidRequest(`Invalid request: ${problems.join('; ')}`);
     this.assertSupported(scope.connection, request, 'create');
-    const assisted = this.lookup.assisted(scope.connection);
 
     const known = await this.benefits.findByDedupeKey({ entityId: scope.entity.id, ...request });
     if (known) return this.answerExisting(scope, known.id);
-    if (!assisted) {
-      // Live, as every deduction call to an Automated provider: a plan the employer already
-      // runs there under the same key is that benefit, not a second one.
-      const atProvider = (await this.provider.benefits(this.refOf(scope))).find((b) => sameDedupeKey(b, request));
-      if (atProvider) {
-        const recorded = await this.recordProviderBenefit(scope, atProvider);
-        return this.answerExisting(scope, recorded.id);
-      }
+    // Live where the provider can be asked: a plan the employer already runs there under the
+    // same key is that benefit, not a second one.
+    const atProvider = (await this.lookup.behaviourOf(scope).benefitsAtProvider(this.refOf(scope)))?.find((b) => sameDedupeKey(b, request));
+    if (atProvider) {
+      const recorded = await this.recordProviderBenefit(scope, atProvider);
+      return this.answerExisting(scope, recorded.id);
     }
     return this.open(scope, request, 'created');
   }
 
   /** `POST /employer/benefits/register`: Assisted providers only; dedupes like create. */
   async register(scope: BenefitScope, request: BenefitRequest): Promise<BenefitJobAnswer> {
-    if (!this.lookup.assisted(scope.connection)) {
+    if (!this.lookup.behaviourOf(scope).registersBenefits) {
       // The spec's row: 400 invalid_request_error without a service_code.
       throw new DomainError(
         'invalid_request_error',
@@ -102,12 +94,11 @@ export class BenefitsService {
         { serviceCode: 'benefit_already_exists' },
       );
     }
-    const assisted = this.lookup.assisted(scope.connection);
     const work: BenefitJobParams = { type: 'benefit_update', params: { benefit_id: benefit.id, description } };
     const job = await this.uow.transaction(async (manager) => {
       // Serializes writes of this benefit, so its events are published in commit order.
       await this.benefits.findKnownOfEntity(scope.entity.id, benefit.id, manager, { lock: true });
-      const job = await this.enqueue(manager, scope, work, assisted);
+      const job = await this.enqueue(scope, work);
       await this.events.record(manager, [
         {
           type: 'BenefitUpdated',
@@ -118,17 +109,15 @@ export class BenefitsService {
       ]);
       return job;
     });
-    if (job.kind === 'automated') this.signal.nudge();
     return { benefitId: benefit.id, jobId: job.id };
   }
 
-  /** `GET /employer/benefits`: live from an Automated provider; the service's record for Assisted. */
+  /** `GET /employer/benefits`: live where the provider can be asked, else the service's record. */
   async list(scope: BenefitScope): Promise<BenefitRecord[]> {
-    if (this.lookup.assisted(scope.connection)) return visibleBenefits(null, await this.benefits.listKnownOfEntity(scope.entity.id));
-    const atProvider = await this.provider.benefits(this.refOf(scope));
+    const atProvider = await this.lookup.behaviourOf(scope).benefitsAtProvider(this.refOf(scope));
     const known = await this.benefits.listKnownOfEntity(scope.entity.id);
     const seen = new Set(known.map((k) => k.benefit.id));
-    const unseen = atProvider.filter((b) => !seen.has(b.benefit_id));
+    const unseen = (atProvider ?? []).filter((b) => !seen.has(b.benefit_id));
     if (unseen.length > 0) await this.uow.transaction((manager) => this.recordProviderBenefits(scope, unseen, manager));
     return visibleBenefits(atProvider, known);
   }
@@ -136,19 +125,12 @@ export class BenefitsService {
   /** `GET /employer/benefits/{id}`: same rule as the list, for one benefit; 404 otherwise. */
   async get(scope: BenefitScope, benefitId: string): Promise<BenefitRecord> {
     const known = await this.benefits.findKnownOfEntity(scope.entity.id, benefitId);
-    const missing = () => notFound(`No benefit ${benefitId} in this entity`, 'benefit_not_found');
-    if (this.lookup.assisted(scope.connection)) {
-      if (!known || !isAlive(known)) throw missing();
-      return known.benefit;
-    }
-    // Live, like the list: the provider's version of the benefit; one not seen before is recorded.
-    const atProvider = isUuid(benefitId) ? await this.provider.benefit(this.refOf(scope), benefitId) : undefined;
-    if (atProvider) {
-      if (!known) await this.uow.transaction((manager) => this.recordProviderBenefits(scope, [atProvider], manager));
-      return recordOfProvider(atProvider);
-    }
-    if (known && isCreationPending(known)) return known.benefit;
-    throw missing();
+    const atProvider = isUuid(benefitId) ? await this.lookup.behaviourOf(scope).benefitAtProvider(this.refOf(scope), benefitId) : undefined;
+    // Live where the provider can be asked: its version of the benefit; one not seen before is recorded.
+    if (atProvider && !known) await this.uow.transaction((manager) => this.recordProviderBenefits(scope, [atProvider], manager));
+    const visible = visibleBenefit(atProvider, known);
+    if (!visible) throw notFound(`No benefit ${benefitId} in this entity`, 'benefit_not_found');
+    return visible;
   }
 
   /**
@@ -172,7 +154,6 @@ export class BenefitsService {
 
   /** A new benefit with the job that takes it to the provider, and its event. */
   private async open(scope: BenefitScope, request: BenefitRequest, origin: Extract<BenefitOrigin, 'created' | 'registered'>): Promise<BenefitJobAnswer> {
-    const assisted = this.lookup.assisted(scope.connection);
     const now = this.clock.now();
     const answer = await this.uow.transaction(async (manager) => {
       const { benefit, created } = await this.benefits.insertOrFind(
@@ -193,7 +174,7 @@ export class BenefitsService {
       );
       // A concurrent identical request won: answer its benefit and job.
       if (!created) return { benefitId: benefit.id, jobId: benefit.jobId, job: undefined as Job | undefined };
-      const job = await this.enqueue(manager, scope, creationWork(benefit, origin), assisted);
+      const job = await this.enqueue(scope, creationWork(benefit, origin));
       await this.benefits.setJob(benefit.id, job.id, now, manager);
       await this.events.record(manager, [
         {
@@ -206,7 +187,6 @@ export class BenefitsService {
       return { benefitId: benefit.id, jobId: job.id, job };
     });
     if (answer.job === undefined) return this.answerExisting(scope, answer.benefitId);
-    if (answer.job.kind === 'automated') this.signal.nudge();
     return { benefitId: answer.benefitId, jobId: answer.job.id };
   }
 
@@ -217,31 +197,34 @@ export class BenefitsService {
    * the same benefit_id (the provider's create is idempotent on it) with a new job.
    */
   private async answerExisting(scope: BenefitScope, benefitId: string): Promise<BenefitJobAnswer> {
-    const assisted = this.lookup.assisted(scope.connection);
     const answer = await this.uow.transaction(async (manager) => {
       const known = await this.benefits.findKnownOfEntity(scope.entity.id, benefitId, manager, { lock: true });
       if (!known) throw new Error(`benefit ${benefitId} vanished while being answered`);
       const { benefit } = known;
-      if (benefit.jobId !== null && isAlive(known)) return { jobId: benefit.jobId, nudge: false };
+      if (benefit.jobId !== null && isAlive(known)) return { jobId: benefit.jobId };
       const now = this.clock.now();
       let job: Job;
       if (benefit.jobId === null) {
         job = await this.completedJob(manager, scope, creationWork(benefit, 'created'));
       } else {
         const origin = benefit.origin === 'registered' ? 'registered' : 'created';
-        job = await this.enqueue(manager, scope, creationWork(benefit, origin), assisted);
+        job = await this.enqueue(scope, creationWork(benefit, origin));
       }
       await this.benefits.setJob(benefit.id, job.id, now, manager);
-      return { jobId: job.id, nudge: job.status === 'pending' && job.kind === 'automated' };
+      return { jobId: job.id };
     });
-    if (answer.nudge) this.signal.nudge();
     return { benefitId, jobId: answer.jobId };
   }
 
-  /** Work for the provider: an automated job the workers run, or an Assisted ops task's manual job. */
-  private async enqueue(manager: EntityManager, scope: BenefitScope, work: BenefitJobParams, assisted: boolean): Promise<Job> {
-    if (assisted) return this.assistedWork.open(manager, { connection: scope.connection, entityId: scope.entity.id, work });
-    return this.jobs.insert(
+  /** Work for the provider, as the connection's provider takes it: a job the workers run, or an ops task's manual job. */
+  private enqueue(scope: BenefitScope, work: BenefitJobParams): Promise<Job> {
+    return this.lookup.behaviourOf(scope).openBenefitWork({ connectionId: scope.connection.id, entityId: scope.entity.id }, work);
+  }
+
+  /** A benefit_create job with nothing left to do: the benefit already runs at the provider (an automated job, pollable). */
+  private async completedJob(manager: EntityManager, scope: BenefitScope, work: BenefitJobParams): Promise<Job> {
+    const now = this.clock.now();
+    const job = await this.jobs.insert(
       {
         id: randomUUID(),
         connectionId: scope.connection.id,
@@ -249,16 +232,10 @@ export class BenefitsService {
         kind: 'automated',
         type: work.type,
         params: work.params as unknown as Record<string, unknown>,
-        createdAt: this.clock.now(),
+        createdAt: now,
       },
       manager,
     );
-  }
-
-  /** A benefit_create job with nothing left to do: the benefit already runs at the provider. */
-  private async completedJob(manager: EntityManager, scope: BenefitScope, work: BenefitJobParams): Promise<Job> {
-    const job = await this.enqueue(manager, scope, work, false);
-    const now = this.clock.now();
     await manager.query(`UPDATE jobs SET status = 'complete', started_at = $2, completed_at = $2, result = $3 WHERE id = $1`, [
       job.id,
       now,

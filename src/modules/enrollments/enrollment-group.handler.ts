@@ -1,116 +1,187 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { IndividualResult } from '../../domain/benefits/enrollment-job';
-import { DEFAULT_RETRY_POLICY, Job } from '../../domain/jobs/job';
-import { employerRefOf, PROVIDER_PORT, ProviderPort } from '../../domain/providers/provider-port';
+import { creationStateOf } from '../../domain/benefits/benefit-visibility';
+import { Connection } from '../../domain/connections/connection';
+import { EnrollmentChange, IndividualResult } from '../../domain/enrollments/enrollment-change';
+import { GroupWork } from '../../domain/enrollments/enrollment-ledger.repository';
+import { Job, RetryPolicy } from '../../domain/jobs/job';
+import { PROVIDER_BEHAVIOURS, ProviderBehaviours } from '../../domain/providers/provider-behaviour';
+import { employerRefOf } from '../../domain/providers/provider-port';
 import { DomainError } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
+import { ENROLLMENT_GROUP_JOB } from '../../infrastructure/database/repositories/enrollment-ledger.repository';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { domainErrorResponse } from '../../infrastructure/http/error-response';
-import { JobDeferral, JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
+import { BenefitsRepository } from '../benefits/benefits.repository';
+import { BatchOutcome, JobDeferral, JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
 import { isTransientFailure } from '../jobs/job-worker';
-import { EnrollmentGroup, EnrollmentsRepository } from './enrollments.repository';
-import { ENROLLMENT_GROUP_JOB } from './commands/enrollment-requests';
-import { EnrollmentJobProgress } from './enrollment-job-progress';
+import { ProviderRetryPolicies } from '../providers/provider-retry-policies';
+import { EnrollmentLifecycle } from './enrollment-lifecycle';
+
+/** How long a group waiting on people (an earlier group in an ops task) sleeps before looking again; that group's end wakes it sooner. */
+const WAIT_FOR_OPS_MS = 5 * 60_000;
+
+/** Due groups leased and worked together: one provider call per benefit for all of them. */
+export const GROUP_BATCH_SIZE = 500;
+/** Group batches one worker runs at once: two keep the provider busy while the other commits. */
+const GROUP_BATCHES_AT_ONCE = 2;
 
 /**
- * Submits one effective-date group of an enrollment (or unenrollment) job to the provider: one
- * call per group, on its date (the worker leases it once `scheduled_at` passes the clock). The
- * provider answers per individual; the group's results, the enrollment rows, the parent job's
- * status, its saga and the events commit together with this job's completion (EnrollmentJobProgress), so a worker that dies after
- * the provider call leaves the group pending and the next worker calls again (enroll and
- * unenroll are idempotent at the provider).
+ * Works effective-date groups on their date (the worker leases them once `scheduled_at` passes
+ * the clock), many at once, through each connection's provider behaviour: an Automated
+ * provider gets one call per benefit for all its due groups and answers per individual; an
+ * Assisted provider's staff get each group as a task. A group waits, without spending a run,
+ * for an earlier request's change of the same individuals and for its benefit's creation. The
+ * results, the enrollment rows, the jobs' statuses, their sagas and the events commit with the
+ * work jobs' completion, so a worker that dies after the provider call leaves the groups to the
+ * next one (the provider's changes are idempotent).
  */
 @Injectable()
 export class EnrollmentGroupHandler implements JobHandler {
   readonly type = ENROLLMENT_GROUP_JOB;
+  readonly batch = { size: GROUP_BATCH_SIZE, atOnce: GROUP_BATCHES_AT_ONCE, run: (jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>) => this.runBatch(jobs, contexts) };
   private readonly logger = new Logger(EnrollmentGroupHandler.name);
 
   constructor(
-    private readonly enrollments: EnrollmentsRepository,
+    private readonly lifecycle: EnrollmentLifecycle,
     private readonly connections: ConnectionsRepository,
-    private readonly progress: EnrollmentJobProgress,
-    @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
+    private readonly benefits: BenefitsRepository,
+    private readonly retries: ProviderRetryPolicies,
+    private readonly uow: UnitOfWork,
+    @Inject(PROVIDER_BEHAVIOURS) private readonly behaviours: ProviderBehaviours,
   ) {}
 
-  async run(job: Job, { attempt }: JobRunContext): Promise<JobOutcome> {
-    const groupId = typeof job.params?.group_id === 'string' ? job.params.group_id : undefined;
-    const group = groupId === undefined ? undefined : await this.enrollments.findGroup(groupId);
-    if (!group) return { status: 'error', result: { error: `No enrollment group ${String(groupId)}` } };
-    if (group.status === 'processed') return { status: 'complete', result: { group_id: group.id, results: group.results } };
-
-    // One individual's changes reach the provider in request order: an earlier request's group
-    // still waiting (its worker died mid-call, or it is running right now) goes first.
-    const earlier = await this.enrollments.earlierWaitingGroup(group);
-    if (earlier) throw new JobDeferral(`Waits for group ${earlier.id} of job ${earlier.jobId}, an earlier request for the same individuals`);
-
-    let results: IndividualResult[];
-    try {
-      results = await this.submit(job, group);
-    } catch (error) {
-      // Transient failures go back to the worker for a retry with backoff, except on the last
-      // attempt: then the group ends here, so the parent job never waits on it forever.
-      if (isTransientFailure(error) && attempt < DEFAULT_RETRY_POLICY.maxAttempts) throw error;
-      results = group.items.map((item) => failureOf(item.individual_id, error));
-      if (!(error instanceof DomainError)) this.logger.error(`enrollment group ${group.id}: ${(error as Error)?.stack ?? error}`);
-    }
-    return {
-      status: 'complete',
-      result: { group_id: group.id, results },
-      commit: (manager) => this.progress.groupProcessed(group, results, manager),
-    };
+  retryPolicy(job: Job): Promise<RetryPolicy> {
+    return this.retries.forConnection(job.connectionId);
   }
 
-  /** The worker gave up (its runs kept dying): the group ends with every individual failed, so its job can end. */
-  async abandon(job: Job, reason: string): Promise<JobOutcome> {
-    const groupId = typeof job.params?.group_id === 'string' ? job.params.group_id : undefined;
-    const group = groupId === undefined ? undefined : await this.enrollments.findGroup(groupId);
-    if (!group || group.status === 'processed') return { status: 'error', result: { error: reason } };
-    const results = group.items.map((i) => ({ individual_id: i.individual_id, code: 500, message: `The provider call was given up: ${reason}` }));
-    return {
-      status: 'complete',
-      result: { group_id: group.id, results, error: reason },
-      commit: (manager) => this.progress.groupProcessed(group, results, manager),
-    };
+  /** One job: the batch of one it is. */
+  async run(job: Job, context: JobRunContext): Promise<JobOutcome> {
+    const outcome = await this.runBatch([job], new Map([[job.id, context]]));
+    const deferral = outcome.deferred.get(job.id);
+    if (deferral) throw deferral;
+    if (outcome.failed.has(job.id)) throw outcome.failed.get(job.id);
+    return { ...outcome.ended.get(job.id)!, commit: outcome.commit };
   }
 
-  /** The provider call; one result per item of the group, in its order. */
-  private async submit(job: Job, group: EnrollmentGroup): Promise<IndividualResult[]> {
-    const connection = await this.connections.find(job.connectionId);
-    const entity = connection?.entities.find((e) => e.id === job.entityId);
-    if (!connection || !entity || connection.status === 'disconnected' || entity.status !== 'active') {
-      return group.items.map((i) => ({ individual_id: i.individual_id, code: 403, message: 'The entity was disconnected before this group was processed' }));
-    }
-    if (connection.status === 'reauth') {
-      return group.items.map((i) => ({ individual_id: i.individual_id, code: 401, message: 'The connection needs reauthentication' }));
-    }
-    const creation = await this.enrollments.creationStatusOf(group.benefitId);
-    if (creation === 'pending' || creation === 'in_progress') {
-      // The provider does not know the benefit until its creation job is done: try again later.
-      throw new DomainError('provider_error', `Benefit ${group.benefitId} is still being created at the provider`);
-    }
-    const ref = employerRefOf(connection, entity);
-    const answers =
-      group.operation === 'enroll'
-        ? await this.provider.enroll(
-            ref,
-            group.benefitId,
-            group.items.map((i) => ({ individual_id: i.individual_id, effective_date: group.effectiveDate, configuration: i.configuration! })),
-          )
-        : await this.provider.unenroll(
-            ref,
-            group.benefitId,
-            group.items.map((i) => i.individual_id),
-            group.effectiveDate,
-          );
-    const byId = new Map(answers.map((a) => [a.individual_id.toLowerCase(), a]));
-    return group.items.map((item) => {
-      const answer = byId.get(item.individual_id.toLowerCase());
-      if (!answer) return { individual_id: item.individual_id, code: 502, message: 'The provider gave no answer for this individual' };
-      return answer.message === undefined
-        ? { individual_id: item.individual_id, code: answer.code }
-        : { individual_id: item.individual_id, code: answer.code, message: answer.message };
+  async runBatch(jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>): Promise<BatchOutcome> {
+    const outcome: BatchOutcome = { ended: new Map(), deferred: new Map(), failed: new Map() };
+    const processed: { groupId: string; results: IndividualResult[]; reason?: string }[] = [];
+    const handedToOps: string[] = [];
+    const end = (job: Job, result: Record<string, unknown>, status: 'complete' | 'error' = 'complete') => outcome.ended.set(job.id, { status, result });
+    const record = (job: Job, groupId: string, results: IndividualResult[], reason?: string) => {
+      processed.push({ groupId, results, ...(reason === undefined ? {} : { reason }) });
+      end(job, { group_id: groupId, results, ...(reason === undefined ? {} : { error: reason }) });
+    };
+
+    const groupOf = new Map(jobs.map((job) => [job.id, groupIdOf(job)]));
+    const jobOfGroup = new Map(jobs.flatMap((job) => (groupOf.get(job.id) ? [[groupOf.get(job.id)!, job] as const] : [])));
+    const connections = await this.connections.findMany(jobs.map((job) => job.connectionId));
+    const ready: { job: Job; work: GroupWork; connection: Connection }[] = [];
+    // Checked and marked submitting in one transaction, under the individuals' locks.
+    const claimed = await this.lifecycle.claim([...jobOfGroup.keys()], async (works) => {
+      const candidates: { job: Job; work: GroupWork }[] = [];
+      for (const job of jobs) {
+        const work = works.get(groupOf.get(job.id) ?? '');
+        if (!work) end(job, { error: `No enrollment group ${String(groupOf.get(job.id))}` }, 'error');
+        else if (work.group.state === 'processed') end(job, { group_id: work.group.id, already_processed: true });
+        else {
+          // One individual's changes reach the provider in request order.
+          const order = work.ledger.orderCheck(work.group.id);
+          if (order.ready) candidates.push({ job, work });
+          else {
+            const blocker = work.ledger.group(order.waitsFor.groupId);
+            outcome.deferred.set(
+              job.id,
+              new JobDeferral(
+                `Waits for group ${order.waitsFor.groupId} of job ${order.waitsFor.jobId}, an earlier request for the same individuals`,
+                blocker?.state === 'in_ops' ? WAIT_FOR_OPS_MS : 0,
+              ),
+            );
+          }
+        }
+      }
+      const creations = await this.benefits.creationStatusesOf(candidates.map((c) => c.work.group.benefitId), this.uow.manager);
+      for (const { job, work } of candidates) {
+        const connection = connections.get(job.connectionId);
+        const entity = connection?.entities.find((e) => e.id === job.entityId);
+        const groupId = work.group.id;
+        if (!connection || !entity || connection.status === 'disconnected' || entity.status !== 'active') {
+          record(job, groupId, allOf(work.changes, 403, 'The entity was disconnected before this group was processed'));
+        } else if (connection.status === 'reauth') {
+          record(job, groupId, allOf(work.changes, 401, 'The connection needs reauthentication'));
+        } else {
+          const creation = creationStateOf(creations.get(work.group.benefitId));
+          // The provider does not know the benefit until its creation job is done: wait for it, spending no run.
+          if (creation === 'creating') outcome.deferred.set(job.id, new JobDeferral(`Waits for benefit ${work.group.benefitId} to be created at the provider`));
+          else if (creation === 'failed') record(job, groupId, allOf(work.changes, 404, `Benefit ${work.group.benefitId} could not be created at the provider`));
+          else ready.push({ job, work, connection });
+        }
+      }
+      return ready.map((r) => r.work.group.id);
     });
+
+    const folds = new Map<string, typeof ready>();
+    for (const item of ready) {
+      const work = claimed.get(item.work.group.id);
+      if (!work) {
+        end(item.job, { group_id: item.work.group.id, already_processed: true });
+        continue;
+      }
+      const key = `${item.job.connectionId}/${item.job.entityId}/${work.group.benefitId}`;
+      folds.set(key, [...(folds.get(key) ?? []), { ...item, work }]);
+    }
+    await Promise.all(
+      [...folds.values()].map(async (fold) => {
+        const { connection, job: first, work: sample } = fold[0];
+        const entity = connection.entities.find((e) => e.id === first.entityId)!;
+        try {
+          const answers = await this.behaviours.of(connection).workGroups(
+            employerRefOf(connection, entity),
+            sample.group.benefitId,
+            fold.map(({ work }) => ({ groupId: work.group.id, operation: work.group.operation, effectiveDate: work.group.effectiveDate, changes: work.changes })),
+          );
+          for (const { job, work } of fold) {
+            const answer = answers.get(work.group.id)!;
+            if (answer === 'handed_to_ops') {
+              handedToOps.push(work.group.id);
+              end(job, { group_id: work.group.id, handed_to_ops: true });
+            } else record(job, work.group.id, answer.results);
+          }
+        } catch (error) {
+          if (!(error instanceof DomainError)) this.logger.error(`enrollment groups of benefit ${sample.group.benefitId}: ${(error as Error)?.stack ?? error}`);
+          for (const { job, work } of fold) {
+            // Transient failures go back to the worker for a retry with backoff, except on the
+            // last attempt: then the group ends here, so its job never waits on it forever.
+            if (isTransientFailure(error) && !contexts.get(job.id)?.lastAttempt) outcome.failed.set(job.id, error);
+            else record(job, work.group.id, work.changes.map((c) => failureOf(c.individualId, error)));
+          }
+        }
+      }),
+    );
+    if (processed.length > 0 || handedToOps.length > 0) {
+      outcome.commit = async () => void (await this.lifecycle.record({ processed, handedToOps }));
+    }
+    return outcome;
+  }
+
+  /** The worker gave up (its runs kept dying, or it failed for good): the group ends with every individual failed, so its job can end. */
+  async abandon(job: Job, reason: string): Promise<JobOutcome> {
+    const groupId = groupIdOf(job);
+    const work = groupId === undefined ? undefined : await this.lifecycle.read(groupId);
+    if (!work || work.group.state === 'processed') return { status: 'error', result: { error: reason } };
+    const results = allOf(work.changes, 500, `The provider call was given up: ${reason}`);
+    return {
+      status: 'complete',
+      result: { group_id: work.group.id, results, error: reason },
+      commit: async () => void (await this.lifecycle.processed(work.group.id, results)),
+    };
   }
 }
+
+const groupIdOf = (job: Job): string | undefined => (typeof job.params?.group_id === 'string' ? job.params.group_id : undefined);
+
+const allOf = (changes: readonly EnrollmentChange[], code: number, message: string): IndividualResult[] =>
+  changes.map((c) => ({ individual_id: c.individualId, code, message }));
 
 /** A whole group the provider refused (or gave up on): each individual carries the error. */
 function failureOf(individualId: string, error: unknown): IndividualResult {

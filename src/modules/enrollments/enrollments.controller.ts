@@ -85,7 +85,9 @@ export class EnrollmentsController {
     @Param('benefit_id', uuidParam('benefit_id')) benefitId: string,
     @Query() query: EnrolledIndividualsQueryDto,
   ) {
-    const requested = mergedList(query.individual_ids, query['individual_ids[]']);
+    // Absent or empty (`individual_ids=`): every individual, as the public API family reads it.
+    const listed = mergedList(query.individual_ids, query['individual_ids[]']);
+    const requested = listed !== undefined && listed.length > 0 ? listed : undefined;
     if (requested !== undefined && requested.length > MAX_ENROLLMENT_ELEMENTS) {
       throw invalidRequest(`Invalid request: individual_ids must hold at most ${MAX_ENROLLMENT_ELEMENTS} ids`);
     }

@@ -1,39 +1,36 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { AssistedModule } from '../assisted/assisted.module';
 import { AuthModule } from '../auth/auth.module';
 import { BenefitsModule } from '../benefits/benefits.module';
 import { JobHandlerRegistry } from '../jobs/job-handler';
 import { JobsModule } from '../jobs/jobs.module';
 import { ProvidersModule } from '../providers/providers.module';
-import { EnrollmentGroupHandler } from './enrollment-group.handler';
-import { EnrollmentsController } from './enrollments.controller';
-import { EnrollmentsRepository } from './enrollments.repository';
-import { EnrollmentsService } from './enrollments.service';
 import { EnrollIndividualsHandler } from './commands/enroll-individuals.handler';
-import { EnrollmentRequests } from './commands/enrollment-requests';
+import { EnrollmentRequestRules } from './commands/enrollment-requests';
+import { OpenEnrollmentRequestsHandler } from './commands/open-enrollment-requests.handler';
 import { UnenrollIndividualsHandler } from './commands/unenroll-individuals.handler';
-import { EnrollmentJobProgress } from './enrollment-job-progress';
-import { EnrollmentSaga } from '../../sagas/enrollment.saga';
+import { EnrollmentGroupHandler } from './enrollment-group.handler';
+import { EnrollmentLifecycle } from './enrollment-lifecycle';
+import { EnrollmentsController } from './enrollments.controller';
+import { EnrollmentsService } from './enrollments.service';
 
 /**
  * Enrollments: `POST|DELETE|GET /employer/benefits/{id}/individuals`, `GET …/enrolled`, the
- * enroll and unenroll commands (REST and HRIS events alike), and the handler of the internal
- * jobs that submit each effective-date group to the provider.
+ * enroll and unenroll commands (REST and HRIS events alike), the lifecycle they go through, and
+ * the handler of the internal jobs that work each effective-date group on its date.
  */
 @Module({
-  imports: [AuthModule, ProvidersModule, JobsModule, BenefitsModule, AssistedModule],
+  imports: [AuthModule, ProvidersModule, JobsModule, BenefitsModule],
   controllers: [EnrollmentsController],
   providers: [
-    EnrollmentsRepository,
     EnrollmentsService,
-    EnrollmentRequests,
+    EnrollmentRequestRules,
     EnrollIndividualsHandler,
     UnenrollIndividualsHandler,
-    EnrollmentJobProgress,
-    EnrollmentSaga,
+    OpenEnrollmentRequestsHandler,
+    EnrollmentLifecycle,
     EnrollmentGroupHandler,
   ],
-  exports: [EnrollmentsRepository, EnrollmentJobProgress],
+  exports: [EnrollmentLifecycle],
 })
 export class EnrollmentsModule implements OnModuleInit {
   constructor(

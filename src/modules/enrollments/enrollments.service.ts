@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Benefit } from '../../domain/benefits/benefit';
+import { EnrollmentConfigurationParams } from '../../domain/benefits/benefit-job-params';
 import { utcDateOf } from '../../domain/benefits/effective-date';
-import { employerRefOf, PROVIDER_PORT, ProviderEnrollmentConfiguration, ProviderPort } from '../../domain/providers/provider-port';
+import { employerRefOf } from '../../domain/providers/provider-port';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { BenefitScope, BenefitsLookup } from '../benefits/benefits-lookup.service';
-import { EnrollmentsRepository } from './enrollments.repository';
 
 /** An individual's enrollment as `GET …/individuals` answers it. */
 export interface EnrollmentView {
   individualId: string;
-  configuration: ProviderEnrollmentConfiguration;
+  configuration: EnrollmentConfigurationParams;
 }
 
 /**
@@ -20,26 +20,18 @@ export interface EnrollmentView {
 export class EnrollmentsService {
   constructor(
     private readonly lookup: BenefitsLookup,
-    private readonly enrollments: EnrollmentsRepository,
-    @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /**
-   * Enrollments in force today. Automated: live from the provider (spec: deductions reads are
-   * live); Assisted: the service's own record of what ops applied (the provider has no API).
+   * Enrollments in force today, as the connection's provider holds them: live from an Automated
+   * provider, the service's record of what an Assisted provider's staff applied. A change still
+   * waiting for its date or for ops does not hide the configuration in force.
    */
   async inForce(scope: BenefitScope, benefitId: string, individualIds?: string[]): Promise<{ benefit: Benefit; enrollments: EnrollmentView[] }> {
     const benefit = await this.lookup.require(scope, benefitId);
     const today = utcDateOf(this.clock.now());
-    if (this.lookup.assisted(scope.connection)) {
-      const rows = await this.enrollments.listOfBenefit(benefit.id, { statuses: ['enrolled'], individualIds });
-      const enrollments = rows
-        .filter((r) => r.effectiveDate <= today && (r.endedOn === null || r.endedOn > today))
-        .map((r) => ({ individualId: r.individualId, configuration: r.configuration }));
-      return { benefit, enrollments };
-    }
-    const live = await this.provider.enrollments(employerRefOf(scope.connection, scope.entity), benefit.id, today, individualIds);
-    return { benefit, enrollments: live.map((e) => ({ individualId: e.individual_id, configuration: e.configuration })) };
+    const enrollments = await this.lookup.behaviourOf(scope).enrollmentsInForce(employerRefOf(scope.connection, scope.entity), benefit.id, today, individualIds);
+    return { benefit, enrollments };
   }
 }

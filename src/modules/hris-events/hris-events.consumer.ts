@@ -1,25 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { Connection } from '../../domain/connections/connection';
+import { DomainEventBus } from '../../domain/events/domain-event-bus';
 import { HrisEvent } from '../../domain/hris-events/hris-event';
+import { HrisEventAccepted, HrisScope } from '../../domain/hris-events/hris-event-accepted';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { InboundMessage, MessageHandler, PoisonMessageError } from '../../infrastructure/messaging/message';
 import { defaultMessageId } from '../../infrastructure/messaging/inbox/message-processor';
 import { TOPICS } from '../../infrastructure/messaging/topics';
 import { BenefitsRepository } from '../benefits/benefits.repository';
-import { ContributionChangeSaga } from '../../sagas/contribution-change.saga';
-import { HrisScope } from '../../sagas/hris-saga';
-import { NewHireSaga } from '../../sagas/new-hire.saga';
-import { TerminationSaga } from '../../sagas/termination.saga';
 import { validateHrisEvent } from './hris-event-validation';
 
 /** The inbox consumer name of HRIS events: their ids are deduplicated under it. */
 export const HRIS_CONSUMER = 'hris-sagas';
 
 /**
- * Applies `hris.events` through their sagas, each event in ONE transaction with its inbox row
- * (MessageProcessor): the saga state, the enrollment jobs its commands write and their outbox
- * events commit together, or the event is retried (transient) or dead-lettered (poison) whole.
+ * Applies `hris.events` in their inbox transaction (MessageProcessor): each event is validated,
+ * its employer resolved, and HrisEventAccepted published to the sagas subscribed to it
+ * (src/sagas), which act in the same transaction: the saga state, the enrollment jobs their
+ * commands write and the outbox events commit together, or the event is retried (transient) or
+ * dead-lettered (poison) whole. A run of events is applied set-wise (handleBatch): read what they
+ * name once, then hand them to the sagas together, so a batch costs a few statements per table.
  * Everything here reads through the event's transaction: the embedded database has one
  * connection, and a read beside the open transaction would wait for it for ever.
  */
@@ -32,9 +34,7 @@ export class HrisEventsConsumer implements MessageHandler {
     private readonly uow: UnitOfWork,
     private readonly connections: ConnectionsRepository,
     private readonly benefits: BenefitsRepository,
-    private readonly newHire: NewHireSaga,
-    private readonly contributionChange: ContributionChangeSaga,
-    private readonly termination: TerminationSaga,
+    private readonly bus: DomainEventBus,
   ) {}
 
   /** The envelope's `id` is the idempotency key, whatever transport headers came with it. */
@@ -49,40 +49,77 @@ export class HrisEventsConsumer implements MessageHandler {
   }
 
   async handle(message: InboundMessage, manager: EntityManager): Promise<void> {
-    const checked = validateHrisEvent(JSON.parse(message.value));
-    if (!checked.ok) throw new PoisonMessageError(checked.reason);
-    const event = checked.event;
-    const scope = await this.scopeOf(event, manager);
-    await this.uow.join(manager, () => this.route(event, scope, manager));
+    const [reason] = await this.handleBatch([message], manager);
+    if (reason !== null) throw new PoisonMessageError(reason);
   }
 
-  private async route(event: HrisEvent, scope: HrisScope, manager: EntityManager): Promise<void> {
-    switch (event.type) {
-      case 'EmployeeHired':
-        await this.newHire.run(manager, event, scope);
-        return;
-      case 'ContributionChanged':
-        // Known to the service, read in this transaction (see the class comment).
-        if (!(await this.benefits.findOfEntity(scope.entity.id, event.data.benefit_id, manager))) {
-          throw new PoisonMessageError(`Unknown benefit ${event.data.benefit_id} in entity ${scope.entity.id}`);
-        }
-        await this.contributionChange.run(manager, event, scope);
-        return;
-      case 'EmployeeTerminated':
-        await this.termination.run(manager, event, scope);
-        return;
-    }
-  }
+  async handleBatch(messages: readonly InboundMessage[], manager: EntityManager): Promise<(string | null)[]> {
+    const reasons: (string | null)[] = messages.map(() => null);
+    const events: (HrisEvent | undefined)[] = messages.map((message, i) => {
+      const checked = validateHrisEvent(JSON.parse(message.value));
+      if (checked.ok) return checked.event;
+      reasons[i] = checked.reason;
+      return undefined;
+    });
+    return this.uow.join(manager, async () => {
+      const connections = await this.connections.findMany(
+        events.flatMap((e) => (e ? [e.connection_id] : [])),
+        manager,
+      );
+      const scopes = events.map((event, i) => {
+        if (!event) return undefined;
+        const scope = scopeOf(event, connections.get(event.connection_id.toLowerCase()));
+        if (typeof scope === 'string') reasons[i] = scope;
+        return typeof scope === 'string' ? undefined : scope;
+      });
+      // A benefit must be known to the service (read in this transaction, see the class comment).
+      const changes = events.flatMap((e, i) => (e?.type === 'ContributionChanged' && scopes[i] ? [{ i, entityId: scopes[i]!.entity.id, benefitId: e.data.benefit_id }] : []));
+      const known = await this.benefits.knownOfEntities(changes, manager);
+      for (const { i, entityId, benefitId } of changes) {
+        if (!known.has(`${entityId}/${benefitId.toLowerCase()}`)) reasons[i] = `Unknown benefit ${benefitId} in entity ${entityId}`;
+      }
 
-  /** The event's connection and entity; unknown, disconnected or not matching → poison. */
-  private async scopeOf(event: HrisEvent, manager: EntityManager): Promise<HrisScope> {
-    const connection = await this.connections.find(event.connection_id, manager);
-    if (!connection) throw new PoisonMessageError(`Unknown connection ${event.connection_id}`);
-    if (connection.status === 'disconnected') throw new PoisonMessageError(`Connection ${event.connection_id} is disconnected`);
-    const entity = connection.entities.find((e) => e.id === event.entity_id.toLowerCase());
-    if (!entity) throw new PoisonMessageError(`Entity ${event.entity_id} is not an entity of connection ${event.connection_id}`);
-    if (entity.status !== 'active') throw new PoisonMessageError(`Entity ${event.entity_id} is disconnected`);
-    return { connection, entity };
+      const accepted = events.map((event, i) => (event && reasons[i] === null ? new HrisEventAccepted(event, scopes[i]!) : undefined));
+      for (const run of runsOf(accepted)) {
+        await this.bus.publish(run.map(({ accepted: a }) => a));
+        for (const { index, accepted: a } of run) if (a.refusal !== undefined) reasons[index] = a.refusal;
+      }
+      return reasons;
+    });
   }
 }
 
+/**
+ * The accepted events in runs the sagas take together, in order. A termination reads the
+ * individual's enrollments as they are before its run: it starts a run of its own when an event
+ * of the same individual came earlier in the current one, so a batch ends exactly what the same
+ * events one by one would.
+ */
+function runsOf(accepted: readonly (HrisEventAccepted | undefined)[]): { index: number; accepted: HrisEventAccepted }[][] {
+  const runs: { index: number; accepted: HrisEventAccepted }[][] = [];
+  let current: { index: number; accepted: HrisEventAccepted }[] = [];
+  let named = new Set<string>();
+  accepted.forEach((a, index) => {
+    if (!a) return;
+    const who = `${a.scope.entity.id}/${a.event.data.individual_id.toLowerCase()}`;
+    if (a.event.type === 'EmployeeTerminated' && named.has(who)) {
+      runs.push(current);
+      current = [];
+      named = new Set();
+    }
+    current.push({ index, accepted: a });
+    named.add(who);
+  });
+  if (current.length > 0) runs.push(current);
+  return runs;
+}
+
+/** The event's connection and entity; unknown, disconnected or not matching: why it is poison. */
+function scopeOf(event: HrisEvent, connection: Connection | undefined): HrisScope | string {
+  if (!connection) return `Unknown connection ${event.connection_id}`;
+  if (connection.status === 'disconnected') return `Connection ${event.connection_id} is disconnected`;
+  const entity = connection.entities.find((e) => e.id === event.entity_id.toLowerCase());
+  if (!entity) return `Entity ${event.entity_id} is not an entity of connection ${event.connection_id}`;
+  if (entity.status !== 'active') return `Entity ${event.entity_id} is disconnected`;
+  return { connection, entity };
+}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { MessageProcessor, ProcessOutcome } from '../../infrastructure/messaging/inbox/message-processor';
+import { InboundMessage } from '../../infrastructure/messaging/message';
 import { TOPICS } from '../../infrastructure/messaging/topics';
 import { HrisEventsConsumer } from './hris-events.consumer';
 
@@ -14,9 +15,11 @@ export interface HrisIntakeResult {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Feeds HTTP-posted HRIS events to the same inbox and sagas as the Kafka consumer. An
- * application may post events of its own connections only: an event naming another one is
- * rejected without being looked at further (it is not dead-lettered: it was never accepted).
+ * Feeds HTTP-posted HRIS events to the same inbox and sagas as the Kafka consumer, and as it
+ * does: an array is applied set-wise in one transaction, in order (one employer's events are
+ * applied in the order they were sent, as on the topic). An application may post events of its
+ * own connections only: an event naming another one is rejected without being looked at further
+ * (it is not dead-lettered: it was never accepted).
  */
 @Injectable()
 export class HrisIntakeService {
@@ -27,36 +30,55 @@ export class HrisIntakeService {
     private readonly consumer: HrisEventsConsumer,
   ) {}
 
+  async apply(applicationId: string, event: unknown): Promise<HrisIntakeResult> {
+    const [result] = await this.applyAll(applicationId, [event]);
+    return result;
+  }
+
   async applyAll(applicationId: string, events: unknown[]): Promise<HrisIntakeResult[]> {
-    const results: HrisIntakeResult[] = [];
-    // In order: one employer's events are applied in the order they were sent, as on the topic.
-    for (const event of events) results.push(await this.apply(applicationId, event));
+    const fields = events.map((event) => (typeof event === 'object' && event !== null && !Array.isArray(event) ? (event as Record<string, unknown>) : {}));
+    const connectionIds = fields.map((f) => (typeof f.connection_id === 'string' && UUID.test(f.connection_id) ? f.connection_id : undefined));
+    const owned = await this.connections.findMany(connectionIds.filter((id): id is string => id !== undefined));
+    const results: HrisIntakeResult[] = fields.map((f, i) => {
+      const id = typeof f.id === 'string' ? f.id : null;
+      const connectionId = connectionIds[i];
+      if (connectionId !== undefined && owned.get(connectionId.toLowerCase())?.applicationId !== applicationId) {
+        return { id, outcome: 'rejected', reason: `No connection ${connectionId} for this application` };
+      }
+      return { id, outcome: 'duplicate' };
+    });
+    const accepted = results.flatMap((r, i) => (r.outcome === 'rejected' ? [] : [i]));
+    const messages: InboundMessage[] = accepted.map((i) => ({
+      topic: TOPICS.hrisEvents,
+      key: typeof fields[i].connection_id === 'string' ? (fields[i].connection_id as string) : null,
+      value: JSON.stringify(events[i]),
+      headers: {},
+    }));
+    const outcomes = await this.applied(messages);
+    accepted.forEach((i, k) => (results[i].outcome = outcomes[k]));
+
+    const dead = accepted.filter((i) => results[i].outcome === 'dead_lettered');
+    if (dead.length > 0) {
+      const ids = dead.map((i) => this.consumer.messageIdOf(messages[accepted.indexOf(i)]));
+      const rows: { message_id: string; reason: string }[] = await this.dataSource.query(
+        `SELECT DISTINCT ON (message_id) message_id, reason FROM dead_letters WHERE consumer = $1 AND message_id = ANY($2::text[]) ORDER BY message_id, created_at DESC`,
+        [this.consumer.consumer, ids],
+      );
+      const reasons = new Map(rows.map((r) => [r.message_id, r.reason]));
+      dead.forEach((i, k) => (results[i].reason = reasons.get(ids[k]!)));
+    }
     return results;
   }
 
-  async apply(applicationId: string, event: unknown): Promise<HrisIntakeResult> {
-    const fields = typeof event === 'object' && event !== null && !Array.isArray(event) ? (event as Record<string, unknown>) : {};
-    const id = typeof fields.id === 'string' ? fields.id : null;
-    const connectionId = fields.connection_id;
-    if (typeof connectionId === 'string' && UUID.test(connectionId)) {
-      const connection = await this.connections.find(connectionId);
-      if (!connection || connection.applicationId !== applicationId) {
-        return { id, outcome: 'rejected', reason: `No connection ${connectionId} for this application` };
-      }
+  /** Set-wise when it can be; a batch that fails transiently is applied one by one, as the Kafka consumer does. */
+  private async applied(messages: InboundMessage[]): Promise<ProcessOutcome[]> {
+    if (messages.length === 0) return [];
+    try {
+      return await this.processor.processBatch(this.consumer, messages);
+    } catch {
+      const outcomes: ProcessOutcome[] = [];
+      for (const message of messages) outcomes.push(await this.processor.process(this.consumer, message));
+      return outcomes;
     }
-    const message = {
-      topic: TOPICS.hrisEvents,
-      key: typeof connectionId === 'string' ? connectionId : null,
-      value: JSON.stringify(event),
-      headers: {},
-    };
-    const outcome = await this.processor.process(this.consumer, message);
-    if (outcome !== 'dead_lettered') return { id, outcome };
-    const messageId = this.consumer.messageIdOf(message);
-    const [row] = await this.dataSource.query(
-      `SELECT reason FROM dead_letters WHERE consumer = $1 AND message_id = $2 ORDER BY created_at DESC LIMIT 1`,
-      [this.consumer.consumer, messageId],
-    );
-    return { id, outcome, reason: row?.reason };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { FinalJobStatus, Job } from '../../domain/jobs/job';
+import { FinalJobStatus, Job, RetryPolicy } from '../../domain/jobs/job';
 
 /** What a handler gets besides its job. */
 export interface JobRunContext {
@@ -8,6 +8,11 @@ export interface JobRunContext {
   signal: AbortSignal;
   /** The run this is, 1 for the first. */
   attempt: number;
+  /**
+   * No run follows this one if it fails transiently (its retry policy is used up): the handler
+   * ends the work with what it has rather than leaving it waiting.
+   */
+  lastAttempt: boolean;
 }
 
 /**
@@ -32,18 +37,45 @@ export interface JobHandler {
   readonly type: string;
   run(job: Job, context: JobRunContext): Promise<JobOutcome>;
   /**
-   * What a job ends with when the worker gives up on it (its runs keep dying); its commit runs
-   * in the transaction that ends it. Without it, or if it throws, the job ends in `error`.
+   * What a job ends with when the worker gives up on it (its runs keep dying, or it failed for
+   * good); its commit runs in the transaction that ends it. Without it, or if it throws, the job
+   * ends in `error`.
    */
   abandon?(job: Job, reason: string): Promise<JobOutcome>;
+  /** How this job is retried; the worker's default when absent (provider work sizes it from the provider's latency). */
+  retryPolicy?(job: Job): Promise<RetryPolicy>;
+  /**
+   * Jobs of this type run many at once when present: up to `size` due jobs are leased together
+   * and handed to `run`, which may fold their work (one provider call for many), and those that
+   * end are finished in one transaction with the outcome's commit. At most `atOnce` batches of
+   * the type run in one worker (default 1): jobs that come due meanwhile wait for one to end and
+   * are leased together, so a trickle of jobs still makes few, large batches.
+   */
+  batch?: { size: number; atOnce?: number; run(jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>): Promise<BatchOutcome> };
+}
+
+/** How a batch of jobs came out, per job. */
+export interface BatchOutcome {
+  /** Jobs that ended, finished together with `commit`. */
+  ended: Map<string, { status: FinalJobStatus; result?: Record<string, unknown> }>;
+  /** Jobs that must wait for other work first (no run spent). */
+  deferred: Map<string, JobDeferral>;
+  /** Jobs whose run failed: retried when transient, else ended (abandon) one by one. */
+  failed: Map<string, unknown>;
+  /** Writes that become visible with the ended jobs' final statuses (one transaction). */
+  commit?: (manager: EntityManager) => Promise<void>;
 }
 
 /**
  * Thrown by a handler whose job must wait for other work first (it does not count as a run):
- * the job goes back to the queue, due at once, and is leased again at the next poll.
+ * the job goes back to the queue, due at once (leased again at the next poll) or after
+ * `delayMs` when what it waits for is slow (people), to be woken earlier by that work's end.
  */
 export class JobDeferral extends Error {
-  constructor(reason: string) {
+  constructor(
+    reason: string,
+    readonly delayMs = 0,
+  ) {
     super(reason);
     this.name = 'JobDeferral';
   }
@@ -65,5 +97,15 @@ export class JobHandlerRegistry {
 
   types(): string[] {
     return [...this.handlers.keys()];
+  }
+
+  /** Handlers whose jobs run many at once. */
+  batchHandlers(): JobHandler[] {
+    return [...this.handlers.values()].filter((h) => h.batch !== undefined);
+  }
+
+  /** Types whose jobs run one by one. */
+  singleTypes(): string[] {
+    return [...this.handlers.values()].filter((h) => h.batch === undefined).map((h) => h.type);
   }
 }

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { Job, nextAttemptAt, RetryPolicy } from '../../domain/jobs/job';
+import { DomainEventBus } from '../../domain/events/domain-event-bus';
+import { FinalJobStatus, Job, nextAttemptAt, RetryPolicy } from '../../domain/jobs/job';
+import { JobEnded } from '../../domain/jobs/job-events';
+import { isTransientDatabaseError } from '../../infrastructure/database/transient-errors';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { DomainError } from '../../domain/shared/domain-error';
 import { Clock, CLOCK } from '../../domain/shared/clock';
-import { JobDeferral, JobHandler, JobHandlerRegistry, JobOutcome } from './job-handler';
+import { PollingLoop, RoundOutcome } from '../../infrastructure/scheduling/polling-loop';
+import { BatchOutcome, JobDeferral, JobHandler, JobHandlerRegistry, JobOutcome, JobRunContext } from './job-handler';
 import { JobSignal } from './job-signal';
 import { JobsRepository } from './jobs.repository';
 
@@ -23,6 +27,9 @@ export interface JobWorkerSettings {
 
 export const JOB_WORKER_SETTINGS = Symbol('JobWorkerSettings');
 
+/** How long an internal job is kept after it ends (for the ops dashboard's recent history). */
+const INTERNAL_JOB_RETENTION_MS = 7 * 24 * 3_600_000;
+
 /** Why a running job was told to stop. */
 class JobInterruption extends Error {
   constructor(readonly reason: 'shutdown' | 'lease_lost') {
@@ -32,14 +39,21 @@ class JobInterruption extends Error {
 
 const TRANSIENT_FAMILIES = new Set(['provider_error', 'provider_timeout']);
 
-/** Provider failures that may pass: the job runs again later. */
+/**
+ * Failures that may pass: the provider's (an outage, a timeout), or the database's (a deadlock
+ * with other work, a lost connection): the job runs again later.
+ */
 export function isTransientFailure(error: unknown): boolean {
-  return error instanceof DomainError && TRANSIENT_FAMILIES.has(error.family);
+  return (error instanceof DomainError && TRANSIENT_FAMILIES.has(error.family)) || isTransientDatabaseError(error);
 }
 
-interface RunningJob {
+/** What the worker runs: one job, or a batch of one type's jobs. */
+interface RunningUnit {
   controller: AbortController;
   done: Promise<void>;
+  jobIds: string[];
+  /** The job type of a batch; undefined for a single job. */
+  batchOf?: string;
 }
 
 /**
@@ -52,24 +66,30 @@ interface RunningJob {
 export class JobWorker {
   private readonly logger = new Logger(JobWorker.name);
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private loop: Promise<void> | undefined;
-  private stopping = false;
-  private failures = 0;
-  private readonly running = new Map<string, RunningJob>();
+  private readonly loop: PollingLoop;
+  private readonly running = new Map<string, RunningUnit>();
+  private lastPurge = 0;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     private readonly jobs: JobsRepository,
     private readonly registry: JobHandlerRegistry,
     private readonly signal: JobSignal,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(JOB_WORKER_SETTINGS) private readonly settings: JobWorkerSettings,
-  ) {}
+    private readonly events: DomainEventBus,
+  ) {
+    this.loop = new PollingLoop({
+      name: 'job lease round',
+      pollMs: settings.pollMs,
+      signal,
+      logger: this.logger,
+      round: () => this.round(),
+    });
+  }
 
   start(): void {
-    if (this.loop) return;
-    this.stopping = false;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /**
@@ -77,16 +97,13 @@ export class JobWorker {
    * an aborted job is given back (pending again) for the next worker.
    */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.signal.nudge();
-    await this.loop;
-    this.loop = undefined;
+    await this.loop.stop();
     if (await this.allDoneWithin(this.settings.shutdownGraceMs)) return;
     for (const r of this.running.values()) r.controller.abort(new JobInterruption('shutdown'));
     if (await this.allDoneWithin(this.settings.shutdownGraceMs)) return;
     // A handler that ignores its abort signal: give its job back anyway; whatever it ends with
     // later is dropped, since the lease is no longer this worker's.
-    const stuck = [...this.running.keys()];
+    const stuck = this.activeJobIds;
     this.logger.warn(`jobs ${stuck.join(', ')} did not stop when aborted; giving them back`);
     await Promise.all(stuck.map((id) => this.jobs.release(id, this.owner)));
   }
@@ -102,50 +119,130 @@ export class JobWorker {
 
   /** Jobs this worker is running now. */
   get activeJobIds(): string[] {
-    return [...this.running.keys()];
+    return [...this.running.values()].flatMap((unit) => unit.jobIds);
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      let leased = 0;
-      try {
-        leased = await this.leaseRound();
-        this.failures = 0;
-      } catch (error) {
-        this.failures++;
-        this.logger.warn(`job lease round failed (attempt ${this.failures}): ${(error as Error).message}`);
-      }
-      if (this.stopping) break;
-      if (this.failures > 0) {
-        await this.signal.wait(Math.min(30_000, this.settings.pollMs * 2 ** Math.min(this.failures, 8)));
-      } else if (leased === 0 || this.running.size >= this.settings.concurrency) {
-        // A finishing job or a new one enqueued in this process nudges the signal.
-        await this.signal.wait(this.settings.pollMs);
-      }
-    }
+  private async round(): Promise<RoundOutcome> {
+    await this.purgeIfDue();
+    const leased = await this.leaseRound();
+    // A finishing job or a new one enqueued in this process nudges the signal.
+    return leased === 0 || this.running.size >= this.settings.concurrency ? 'wait' : 'more';
   }
 
-  /** Leases as many due jobs as there are free slots and starts them. */
+  /**
+   * Internal jobs (enrollment groups' work, Assisted applies, syncs without a job id) are nobody's
+   * to poll: a week after they end they are deleted, so a stream of events does not grow the
+   * queue table for ever. Every ten minutes, in chunks.
+   */
+  private async purgeIfDue(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastPurge < 10 * 60_000) return;
+    this.lastPurge = now;
+    await this.jobs.purgeFinishedInternal(new Date(this.clock.now().getTime() - INTERNAL_JOB_RETENTION_MS));
+  }
+
+  /**
+   * Fills the free slots: a batch of each batch type's due jobs (one slot each), then single
+   * jobs of the other types, one slot each. Answers how many jobs it leased.
+   */
   async leaseRound(): Promise<number> {
-    const free = this.settings.concurrency - this.running.size;
-    if (free <= 0) return 0;
-    const jobs = await this.jobs.lease(this.owner, this.registry.types(), this.clock.now(), this.settings.leaseMs, free);
-    for (const job of jobs) this.launch(job);
-    return jobs.length;
+    let free = this.settings.concurrency - this.running.size;
+    let leased = 0;
+    for (const handler of this.registry.batchHandlers()) {
+      if (free <= 0) break;
+      const running = [...this.running.values()].filter((unit) => unit.batchOf === handler.type).length;
+      if (running >= (handler.batch!.atOnce ?? 1)) continue;
+      const jobs = await this.jobs.lease(this.owner, [handler.type], this.clock.now(), this.settings.leaseMs, handler.batch!.size);
+      if (jobs.length === 0) continue;
+      this.launchUnit(`batch:${randomUUID()}`, jobs, (controller) => this.executeBatch(handler, jobs, controller), handler.type);
+      free--;
+      leased += jobs.length;
+    }
+    const types = this.registry.singleTypes();
+    if (free <= 0 || types.length === 0) return leased;
+    const jobs = await this.jobs.lease(this.owner, types, this.clock.now(), this.settings.leaseMs, free);
+    for (const job of jobs) this.launchUnit(job.id, [job], (controller) => this.execute(job, controller));
+    return leased + jobs.length;
   }
 
-  private launch(job: Job): void {
+  private launchUnit(unitId: string, jobs: readonly Job[], run: (controller: AbortController) => Promise<'ended' | 'deferred'>, batchOf?: string): void {
     const controller = new AbortController();
     let deferred = false;
-    const done = this.execute(job, controller)
+    const done = run(controller)
       .then((ended) => void (deferred = ended === 'deferred'))
-      .catch((error) => this.logger.error(`job ${job.id} (${job.type}): ${(error as Error).stack ?? error}`))
+      .catch((error) => this.logger.error(`jobs ${jobs.map((j) => j.id).join(', ')} (${jobs[0].type}): ${(error as Error).stack ?? error}`))
       .finally(() => {
-        this.running.delete(job.id);
-        // A deferred job waits for the next poll: a nudge would lease it straight back.
+        this.running.delete(unitId);
+        // Deferred jobs wait for the next poll: a nudge would lease them straight back.
         if (!deferred) this.signal.nudge();
       });
-    this.running.set(job.id, { controller, done });
+    this.running.set(unitId, { controller, done, jobIds: jobs.map((j) => j.id), batchOf });
+  }
+
+  /**
+   * A batch of one type's jobs: the handler runs them together; those that must wait go back,
+   * failures are retried (or ended) one by one, and the ones that ended are finished in one
+   * transaction with the handler's commit and JobEnded. A lease lost meanwhile keeps its job out
+   * of the final statuses (its new holder finishes it); the commit's writes are idempotent.
+   */
+  private async executeBatch(handler: JobHandler, leased: readonly Job[], controller: AbortController): Promise<'ended' | 'deferred'> {
+    const ids = leased.map((j) => j.id);
+    const renewal = setInterval(() => {
+      this.jobs
+        .renewLeases(ids, this.owner, this.settings.leaseMs)
+        .catch((error) => this.logger.warn(`renewing the leases of ${ids.length} ${handler.type} jobs failed: ${(error as Error).message}`));
+    }, Math.max(10, Math.floor(this.settings.leaseMs / 3)));
+    try {
+      const policies = new Map<string, RetryPolicy>();
+      const contexts = new Map<string, JobRunContext>();
+      const runnable: Job[] = [];
+      for (const job of leased) {
+        const policy = await this.policyOf(handler, job);
+        policies.set(job.id, policy);
+        if (job.attempts > policy.maxAttempts) {
+          await this.endWith(job, handler, controller, `Gave up after ${job.attempts - 1} runs that never finished`, job.attempts - 1);
+          continue;
+        }
+        const lastAttempt = nextAttemptAt(this.clock.now(), job.attempts, policy, job.startedAt ?? this.clock.now()) === undefined;
+        contexts.set(job.id, { signal: controller.signal, attempt: job.attempts, lastAttempt });
+        runnable.push(job);
+      }
+      if (runnable.length === 0) return 'ended';
+      const byId = new Map(runnable.map((j) => [j.id, j]));
+      let outcome: BatchOutcome;
+      try {
+        outcome = await handler.batch!.run(runnable, contexts);
+      } catch (error) {
+        for (const job of runnable) {
+          if (controller.signal.aborted) await this.interrupted(job, controller.signal.reason);
+          else await this.failed(job, handler, policies.get(job.id)!, controller, error);
+        }
+        return 'ended';
+      }
+      if (controller.signal.aborted) {
+        for (const job of runnable) await this.interrupted(job, controller.signal.reason);
+        return 'ended';
+      }
+      const now = this.clock.now();
+      await this.jobs.deferMany(this.owner, [...outcome.deferred].map(([id, deferral]) => ({ id, scheduledAt: new Date(now.getTime() + deferral.delayMs) })));
+      for (const [id, error] of outcome.failed) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error);
+      if (outcome.ended.size > 0) {
+        try {
+          await this.uow.transaction(async (manager) => {
+            const completedAt = this.clock.now();
+            const ended = [...outcome.ended].map(([id, o]) => ({ id, status: o.status, result: o.result ?? null }));
+            const held = new Set(await this.jobs.finishMany(this.owner, ended, completedAt, manager));
+            await outcome.commit?.(manager);
+            await this.events.publish(ended.filter((e) => held.has(e.id)).map((e) => new JobEnded(e.id, e.status, completedAt)));
+          });
+        } catch (error) {
+          for (const id of outcome.ended.keys()) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error, true);
+        }
+      }
+      return outcome.deferred.size === runnable.length ? 'deferred' : 'ended';
+    } finally {
+      clearInterval(renewal);
+    }
   }
 
   private async execute(job: Job, controller: AbortController): Promise<'ended' | 'deferred'> {
@@ -161,39 +258,50 @@ export class JobWorker {
         .catch((error) => this.logger.warn(`renewing the lease of job ${job.id} failed: ${(error as Error).message}`));
     }, Math.max(10, Math.floor(this.settings.leaseMs / 3)));
     try {
-      if (job.attempts > this.settings.retry.maxAttempts) {
-        await this.giveUp(job, handler, controller);
+      const policy = await this.policyOf(handler, job);
+      if (job.attempts > policy.maxAttempts) {
+        await this.endWith(job, handler, controller, `Gave up after ${job.attempts - 1} runs that never finished`, job.attempts - 1);
         return 'ended';
       }
+      const firstRunAt = job.startedAt ?? this.clock.now();
+      const lastAttempt = nextAttemptAt(this.clock.now(), job.attempts, policy, firstRunAt) === undefined;
       let outcome: JobOutcome;
       try {
-        outcome = await handler.run(job, { signal: controller.signal, attempt: job.attempts });
+        outcome = await handler.run(job, { signal: controller.signal, attempt: job.attempts, lastAttempt });
       } catch (error) {
         if (controller.signal.aborted) await this.interrupted(job, controller.signal.reason);
         else if (error instanceof JobDeferral) {
-          await this.jobs.defer(job.id, this.owner, this.clock.now());
+          await this.jobs.defer(job.id, this.owner, new Date(this.clock.now().getTime() + error.delayMs));
           return 'deferred';
-        } else await this.failed(job, error);
+        } else await this.failed(job, handler, policy, controller, error);
         return 'ended';
       }
-      await this.conclude(job, outcome, controller, (error) => this.failed(job, error));
+      // A commit that fails (the database, a conflict) is retried like a provider failure: the
+      // work is idempotent, and ending the job instead could leave what it stands for waiting.
+      await this.conclude(job, outcome, controller, (error) => this.failed(job, handler, policy, controller, error, true));
       return 'ended';
     } finally {
       clearInterval(renewal);
     }
   }
 
+  private async policyOf(handler: JobHandler, job: Job): Promise<RetryPolicy> {
+    if (!handler.retryPolicy) return this.settings.retry;
+    try {
+      return await handler.retryPolicy(job);
+    } catch (error) {
+      this.logger.warn(`job ${job.id} (${job.type}): no retry policy (${(error as Error).message}); using the default`);
+      return this.settings.retry;
+    }
+  }
+
   /**
-   * Leased more times than allowed: earlier runs died with their worker (a job that crashes it).
+   * The job cannot go on (its runs keep dying, it failed for good, or its retries are used up).
    * The handler's `abandon` outcome, when it has one, ends the job like any run's outcome, so
    * what the job stands for is not left waiting on it; otherwise, or if that fails, it ends in error.
    */
-  private async giveUp(job: Job, handler: JobHandler, controller: AbortController): Promise<void> {
-    const runs = job.attempts - 1;
-    const reason = `Gave up after ${runs} runs that never finished`;
-    const endInError = async () => {
-      await this.jobs.finish(job.id, this.owner, { status: 'error', result: { error: reason, attempts: runs }, completedAt: this.clock.now() });
-    };
+  private async endWith(job: Job, handler: JobHandler, controller: AbortController, reason: string, runs = job.attempts): Promise<void> {
+    const endInError = async () => void (await this.finish(job, { status: 'error', result: { error: reason, attempts: runs } }));
     if (!handler.abandon) return endInError();
     let outcome: JobOutcome;
     try {
@@ -217,17 +325,12 @@ export class JobWorker {
     await this.complete(job, outcome, onCommitFailure);
   }
 
+  /** The final status and the handler's writes in one transaction, the ambient unit of work of the commit. */
   private async complete(job: Job, outcome: JobOutcome, onCommitFailure: (error: unknown) => Promise<void>): Promise<void> {
     let committed: boolean;
     try {
-      committed = await this.dataSource.transaction(async (manager) => {
-        const held = await this.jobs.finish(
-          job.id,
-          this.owner,
-          { status: outcome.status, result: outcome.result ?? null, completedAt: this.clock.now() },
-          manager,
-        );
-        if (!held) return false;
+      committed = await this.uow.transaction(async (manager) => {
+        if (!(await this.finish(job, { status: outcome.status, result: outcome.result ?? null }))) return false;
         await outcome.commit?.(manager);
         return true;
       });
@@ -243,24 +346,37 @@ export class JobWorker {
     await outcome.afterCommit?.().catch((e) => this.logger.warn(`clean-up after job ${job.id} failed: ${(e as Error).message}`));
   }
 
-  /** Transient provider failures are retried with backoff until attempts run out; the rest end in error. */
-  private async failed(job: Job, error: unknown): Promise<void> {
+  /**
+   * Records the final status while the lease is still this worker's, and tells the sagas waiting
+   * on the job (JobEnded), in one transaction (the ambient one when there is one).
+   */
+  private finish(job: Job, outcome: { status: FinalJobStatus; result: Record<string, unknown> | null }): Promise<boolean> {
+    return this.uow.transaction(async (manager) => {
+      const completedAt = this.clock.now();
+      if (!(await this.jobs.finish(job.id, this.owner, { ...outcome, completedAt }, manager))) return false;
+      await this.events.publish([new JobEnded(job.id, outcome.status, completedAt)]);
+      return true;
+    });
+  }
+
+  /**
+   * Transient failures (the provider's, or a commit that failed) are retried with backoff while
+   * the job's retry policy allows; the rest, and retries used up, end the job (endWith).
+   */
+  private async failed(job: Job, handler: JobHandler, policy: RetryPolicy, controller: AbortController, error: unknown, commit = false): Promise<void> {
     const reason = error instanceof Error ? error.message : String(error);
-    if (isTransientFailure(error)) {
-      const next = nextAttemptAt(this.clock.now(), job.attempts, this.settings.retry);
+    if (commit || isTransientFailure(error)) {
+      const next = nextAttemptAt(this.clock.now(), job.attempts, policy, job.startedAt ?? this.clock.now());
       if (next) {
-        this.logger.warn(`job ${job.id} (${job.type}) failed transiently on run ${job.attempts}, retrying at ${next.toISOString()}: ${reason}`);
+        const what = commit ? 'its commit failed' : 'failed transiently';
+        this.logger.warn(`job ${job.id} (${job.type}) ${what} on run ${job.attempts}, retrying at ${next.toISOString()}: ${reason}`);
         await this.jobs.reschedule(job.id, this.owner, next, { error: reason, attempts: job.attempts });
         return;
       }
     } else if (!(error instanceof DomainError)) {
       this.logger.error(`job ${job.id} (${job.type}) failed: ${(error as Error)?.stack ?? reason}`);
     }
-    await this.jobs.finish(job.id, this.owner, {
-      status: 'error',
-      result: { error: reason, attempts: job.attempts },
-      completedAt: this.clock.now(),
-    });
+    await this.endWith(job, handler, controller, reason);
   }
 
   private async interrupted(job: Job, reason: unknown): Promise<void> {

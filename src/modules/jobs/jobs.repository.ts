@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
-import { SagasRepository } from '../saga-state/saga-state.repository';
+import { affectedCount, returnedRows } from '../../infrastructure/database/query-result';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 
 /** A `jobs` row as the database answers it (JOB_COLUMNS). */
 export interface JobRow {
@@ -52,9 +53,6 @@ export interface NewJob {
   scheduledAt?: Date;
 }
 
-/** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
-const affected = (result: unknown): number => (Array.isArray(result) && typeof result[1] === 'number' ? result[1] : 0);
-
 /**
  * The `jobs` table. Business times (created, scheduled, started, completed) are the service's
  * clock, passed in, so tests that move the clock move them; leases are database time, because
@@ -62,10 +60,7 @@ const affected = (result: unknown): number => (Array.isArray(result) && typeof r
  */
 @Injectable()
 export class JobsRepository {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly sagas: SagasRepository,
-  ) {}
+  constructor(private readonly dataSource: DataSource) {}
 
   private db(manager?: EntityManager) {
     return manager ?? this.dataSource.manager;
@@ -88,6 +83,28 @@ export class JobsRepository {
       ],
     );
     return toJob(row);
+  }
+
+  /** Several jobs in one statement, in the caller's transaction. */
+  async insertMany(jobs: readonly NewJob[], manager: EntityManager): Promise<void> {
+    if (jobs.length === 0) return;
+    await manager.query(
+      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
+       SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.scheduled_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[], $8::timestamptz[]) WITH ORDINALITY
+         AS u(id, connection_id, entity_id, kind, type, params, created_at, scheduled_at, n)
+       ORDER BY u.n`,
+      [
+        jobs.map((j) => j.id),
+        jobs.map((j) => j.connectionId),
+        jobs.map((j) => j.entityId ?? null),
+        jobs.map((j) => j.kind),
+        jobs.map((j) => j.type),
+        jobs.map((j) => (j.params === undefined || j.params === null ? null : JSON.stringify(j.params))),
+        jobs.map((j) => j.createdAt),
+        jobs.map((j) => j.scheduledAt ?? j.createdAt),
+      ],
+    );
   }
 
   async find(id: string, manager?: EntityManager): Promise<Job | undefined> {
@@ -130,16 +147,13 @@ export class JobsRepository {
     kind: JobKind,
     page: { limit: number; offset: number },
   ): Promise<{ count: number; jobs: Job[] }> {
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM jobs WHERE connection_id = $1 AND kind = $2`, [
-      connectionId,
-      kind,
-    ]);
-    const rows: JobRow[] = await this.dataSource.query(
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE connection_id = $1 AND kind = $2
-       ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
-      [connectionId, kind, page.limit, page.offset],
+    const where = new SqlFilter().and((p) => `connection_id = ${p}`, connectionId).and((p) => `kind = ${p}`, kind);
+    const { count, rows } = await countedPage<JobRow>(
+      this.dataSource,
+      { from: 'jobs', select: `SELECT ${JOB_COLUMNS} FROM jobs`, where, orderBy: 'created_at DESC, seq DESC' },
+      page,
     );
-    return { count: n, jobs: rows.map(toJob) };
+    return { count, jobs: rows.map(toJob) };
   }
 
   // ---- used by workers ----
@@ -156,7 +170,7 @@ export class JobsRepository {
    */
   async lease(owner: string, types: string[], now: Date, leaseMs: number, limit: number): Promise<Job[]> {
     if (types.length === 0 || limit <= 0) return [];
-    const [rows] = await this.dataSource.query(
+    const result = await this.dataSource.query(
       `UPDATE jobs SET status = 'in_progress', leased_by = $1, leased_until = now() + ($2 || ' milliseconds')::interval,
          attempts = attempts + 1, started_at = coalesce(started_at, $3)
        WHERE id IN (
@@ -180,7 +194,7 @@ export class JobsRepository {
        RETURNING ${JOB_COLUMNS}`,
       [owner, String(leaseMs), now, types, limit, limit * 4],
     );
-    return (rows as JobRow[]).map(toJob);
+    return returnedRows<JobRow>(result).map(toJob);
   }
 
   /** Extends the lease; false when it is no longer this owner's (taken over or finished). */
@@ -190,13 +204,10 @@ export class JobsRepository {
        WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
       [id, owner, String(leaseMs)],
     );
-    return affected(result) === 1;
+    return affectedCount(result) === 1;
   }
 
-  /**
-   * Records the final status; false (nothing written) when the lease is no longer this owner's.
-   * Sagas waiting on the job move in the same transaction.
-   */
+  /** Records the final status; false (nothing written) when the lease is no longer this owner's. */
   async finish(
     id: string,
     owner: string,
@@ -209,9 +220,61 @@ export class JobsRepository {
        WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
       [id, owner, outcome.status, outcome.result === null ? null : JSON.stringify(outcome.result), outcome.completedAt],
     );
-    if (affected(result) !== 1) return false;
-    await this.sagas.jobEnded(manager, id, outcome.status, outcome.completedAt);
-    return true;
+    return affectedCount(result) === 1;
+  }
+
+  /** Deletes internal jobs that ended before `before` (10,000 at a time, up to a million a call). */
+  async purgeFinishedInternal(before: Date): Promise<void> {
+    for (let round = 0; round < 100; round++) {
+      const result = await this.dataSource.query(
+        `DELETE FROM jobs WHERE id IN (
+           SELECT id FROM jobs WHERE kind = 'internal' AND status NOT IN ('pending', 'in_progress') AND completed_at < $1 LIMIT 10000)`,
+        [before],
+      );
+      if (affectedCount(result) < 10_000) return;
+    }
+  }
+
+  /** Extends the leases this owner still holds; answers the ids held. */
+  async renewLeases(ids: readonly string[], owner: string, leaseMs: number): Promise<string[]> {
+    const rows = returnedRows<{ id: string }>(
+      await this.dataSource.query(
+        `UPDATE jobs SET leased_until = now() + ($3 || ' milliseconds')::interval
+         WHERE id = ANY($1::uuid[]) AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+        [ids, owner, String(leaseMs)],
+      ),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Final statuses of many jobs in one statement, for those whose lease is still this owner's; answers those. */
+  async finishMany(
+    owner: string,
+    outcomes: readonly { id: string; status: FinalJobStatus; result: Record<string, unknown> | null }[],
+    completedAt: Date,
+    manager: EntityManager,
+  ): Promise<string[]> {
+    if (outcomes.length === 0) return [];
+    const rows = returnedRows<{ id: string }>(
+      await manager.query(
+        `UPDATE jobs j SET status = u.status, result = u.result, completed_at = $5, leased_by = NULL, leased_until = NULL
+         FROM unnest($1::uuid[], $2::text[], $3::jsonb[]) AS u(id, status, result)
+         WHERE j.id = u.id AND j.leased_by = $4 AND j.status = 'in_progress' RETURNING j.id`,
+        [outcomes.map((o) => o.id), outcomes.map((o) => o.status), outcomes.map((o) => (o.result === null ? null : JSON.stringify(o.result))), owner, completedAt],
+      ),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Puts jobs that must wait back in the queue, each due at its time; these runs are not counted. */
+  async deferMany(owner: string, deferrals: readonly { id: string; scheduledAt: Date }[]): Promise<void> {
+    if (deferrals.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE jobs j SET status = 'pending', scheduled_at = u.scheduled_at, attempts = greatest(j.attempts - 1, 0), leased_by = NULL, leased_until = NULL
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, scheduled_at)
+       WHERE j.id = u.id AND j.leased_by = $3 AND j.status = 'in_progress'`,
+      [deferrals.map((d) => d.id), deferrals.map((d) => d.scheduledAt), owner],
+    );
   }
 
   /** Puts the job back in the queue to run at `scheduledAt` (a retry), keeping why it failed. */
@@ -221,7 +284,7 @@ export class JobsRepository {
        WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
       [id, owner, scheduledAt, JSON.stringify(result)],
     );
-    return affected(updated) === 1;
+    return affectedCount(updated) === 1;
   }
 
   /** Puts a job that must wait back in the queue, due at `scheduledAt`; this run is not counted. */
@@ -231,7 +294,7 @@ export class JobsRepository {
        WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
       [id, owner, scheduledAt],
     );
-    return affected(updated) === 1;
+    return affectedCount(updated) === 1;
   }
 
   /** Gives an unfinished job back (shutdown): due again at once, and this run is not counted. */
@@ -241,6 +304,6 @@ export class JobsRepository {
        WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
       [id, owner],
     );
-    return affected(updated) === 1;
+    return affectedCount(updated) === 1;
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { OpsCredentials, resolveOpsCredentials } from '../../config/ops-credentials';
 import { invalidRequest } from '../../domain/shared/domain-error';
-import { areOpsCredentials, basicCredentialsOf } from '../assisted/ops-credentials.guard';
+import { areOpsCredentials, basicCredentialsOf } from '../ops-auth/ops-credentials.guard';
 import { OpsSignInThrottle } from '../ops-auth/ops-sign-in-throttle';
 
 export interface SignInAnswer {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { OpsCredentialsGuard, OpsUser } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard, OpsUser } from '../ops-auth/ops-credentials.guard';
 import { DeadLettersService } from './dead-letters.service';
 import {
   DeadLetterDetailResponse,

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { returnedRows } from '../../infrastructure/database/query-result';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 import { MessageHeaders } from '../../infrastructure/messaging/message';
 import { DeadLetter, DeadLetterStatus } from './dto/dead-letter.dto';
 
@@ -46,9 +48,6 @@ function deadLetterOf(row: DeadLetterRow): DeadLetter {
   };
 }
 
-/** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
-const returnedRows = <T>(result: unknown): T[] => (Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as T[]) : []);
-
 export interface DeadLetterFilter {
   status?: DeadLetterStatus;
   topic?: string;
@@ -62,23 +61,16 @@ export class DeadLettersRepository {
 
   /** Newest first, with the total for paging. */
   async list(filter: DeadLetterFilter, page: { limit: number; offset: number }): Promise<{ count: number; deadLetters: DeadLetter[] }> {
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const where = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      conditions.push(sql(`$${params.length}`));
-    };
-    if (filter.status) where((p) => `status = ${p}`, filter.status);
-    if (filter.topic) where((p) => `topic = ${p}`, filter.topic);
-    if (filter.consumer) where((p) => `consumer = ${p}`, filter.consumer);
-    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM dead_letters ${clause}`, params);
-    const rows: DeadLetterRow[] = await this.dataSource.query(
-      `SELECT ${SUMMARY_COLUMNS} FROM dead_letters ${clause}
-       ORDER BY created_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, page.limit, page.offset],
+    const where = new SqlFilter();
+    if (filter.status) where.and((p) => `status = ${p}`, filter.status);
+    if (filter.topic) where.and((p) => `topic = ${p}`, filter.topic);
+    if (filter.consumer) where.and((p) => `consumer = ${p}`, filter.consumer);
+    const { count, rows } = await countedPage<DeadLetterRow>(
+      this.dataSource,
+      { from: 'dead_letters', select: `SELECT ${SUMMARY_COLUMNS} FROM dead_letters`, where, orderBy: 'created_at DESC, id' },
+      page,
     );
-    return { count: n, deadLetters: rows.map(deadLetterOf) };
+    return { count, deadLetters: rows.map(deadLetterOf) };
   }
 
   async find(id: string, manager?: EntityManager): Promise<DeadLetter | undefined> {

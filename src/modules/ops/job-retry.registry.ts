@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { DomainEventBus } from '../../domain/events/domain-event-bus';
 import { DATA_SYNC_ALL, Job } from '../../domain/jobs/job';
+import { JobRetried } from '../../domain/jobs/job-events';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError } from '../../domain/shared/domain-error';
-import { SagasRepository } from '../saga-state/saga-state.repository';
+import { affectedCount } from '../../infrastructure/database/query-result';
 import { JobsRepository } from '../jobs/jobs.repository';
 
 /**
@@ -33,9 +35,6 @@ export class JobRetryRegistry {
   }
 }
 
-/** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
-const affected = (result: unknown): number => (Array.isArray(result) && typeof result[1] === 'number' ? result[1] : 0);
-
 /**
  * Leaseable jobs whose handlers are idempotent (a sync rewrites a whole generation; the provider's
  * create and update are keyed by benefit_id): back to `pending`, due now, with a fresh set of
@@ -47,7 +46,7 @@ export class RequeueJobRetrier implements JobRetrier {
 
   constructor(
     private readonly jobs: JobsRepository,
-    private readonly sagas: SagasRepository,
+    private readonly events: DomainEventBus,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -68,7 +67,7 @@ export class RequeueJobRetrier implements JobRetrier {
        WHERE id = $1 AND status = 'error' RETURNING id`,
       [job.id, this.clock.now()],
     );
-    if (affected(result) !== 1) throw new Error(`job ${job.id} was not in error when retried`);
-    await this.sagas.jobRetried(manager, job.id, this.clock.now());
+    if (affectedCount(result) !== 1) throw new Error(`job ${job.id} was not in error when retried`);
+    await this.events.publish([new JobRetried(job.id, this.clock.now())]);
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { ListAuditQueryDto, MAX_AUDIT_PAGE } from './dto/audit-log.dto';
 import { OpsAuditLogRepository } from './ops-audit-log.repository';
 import { pageOf } from './ops-ids';

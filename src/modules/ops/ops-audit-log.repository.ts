@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 import { AuditEntryResponse } from './dto/audit-log.dto';
 
 interface AuditRow {
@@ -26,25 +27,23 @@ export class OpsAuditLogRepository {
 
   /** Newest first, with the total for paging. */
   async list(filter: AuditFilter, page: { limit: number; offset: number }): Promise<{ count: number; entries: AuditEntryResponse[] }> {
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const where = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      conditions.push(sql(`$${params.length}`));
-    };
-    if (filter.targetType) where((p) => `target_type = ${p}`, filter.targetType);
-    if (filter.targetId) where((p) => `target_id = ${p}`, filter.targetId);
-    if (filter.actor) where((p) => `actor = ${p}`, filter.actor);
-    if (filter.action) where((p) => `action = ${p}`, filter.action);
-    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM ops_audit ${clause}`, params);
-    const rows: AuditRow[] = await this.dataSource.query(
-      `SELECT id::text AS id, actor, action, target_type, target_id, detail, at FROM ops_audit ${clause}
-       ORDER BY at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, page.limit, page.offset],
+    const where = new SqlFilter();
+    if (filter.targetType) where.and((p) => `target_type = ${p}`, filter.targetType);
+    if (filter.targetId) where.and((p) => `target_id = ${p}`, filter.targetId);
+    if (filter.actor) where.and((p) => `actor = ${p}`, filter.actor);
+    if (filter.action) where.and((p) => `action = ${p}`, filter.action);
+    const { count, rows } = await countedPage<AuditRow>(
+      this.dataSource,
+      {
+        from: 'ops_audit',
+        select: 'SELECT id::text AS id, actor, action, target_type, target_id, detail, at FROM ops_audit',
+        where,
+        orderBy: 'at DESC, id DESC',
+      },
+      page,
     );
     return {
-      count: n,
+      count,
       entries: rows.map((r) => ({
         audit_id: r.id,
         actor: r.actor,

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../../domain/shared/domain-error';
-import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { ListOpsConnectionsQueryDto, MAX_CONNECTIONS_PAGE, OpsConnectionDetailResponse } from './dto/ops-connection.dto';
 import { OpsConnectionsRepository } from './ops-connections.repository';
 import { pageOf, requireUuid } from './ops-ids';

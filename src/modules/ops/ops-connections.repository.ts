@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConnectionStatus } from '../../domain/connections/connection';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 import { OpsConnectionDetailResponse, OpsConnectionResponse, SyncJobSummary } from './dto/ops-connection.dto';
 
 interface SyncRow {
@@ -88,21 +89,15 @@ export class OpsConnectionsRepository {
     filter: { status?: ConnectionStatus; providerId?: string },
     page: { limit: number; offset: number },
   ): Promise<{ count: number; connections: OpsConnectionResponse[] }> {
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const where = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      conditions.push(sql(`$${params.length}`));
-    };
-    if (filter.status) where((p) => `c.status = ${p}`, filter.status);
-    if (filter.providerId) where((p) => `c.provider_id = ${p}`, filter.providerId);
-    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM connections c ${clause}`, params);
-    const rows: ConnectionRow[] = await this.dataSource.query(
-      `${SELECT} ${clause} ORDER BY c.created_at DESC, c.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, page.limit, page.offset],
+    const where = new SqlFilter();
+    if (filter.status) where.and((p) => `c.status = ${p}`, filter.status);
+    if (filter.providerId) where.and((p) => `c.provider_id = ${p}`, filter.providerId);
+    const { count, rows } = await countedPage<ConnectionRow>(
+      this.dataSource,
+      { from: 'connections c', select: SELECT, where, orderBy: 'c.created_at DESC, c.id' },
+      page,
     );
-    return { count: n, connections: rows.map(connectionView) };
+    return { count, connections: rows.map(connectionView) };
   }
 
   async find(id: string): Promise<OpsConnectionDetailResponse | undefined> {

@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { Job } from '../../domain/jobs/job';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { publicBaseUrl } from '../../infrastructure/http/public-url';
-import { OpsCredentialsGuard, OpsUser } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard, OpsUser } from '../ops-auth/ops-credentials.guard';
 import { ListOpsJobsQueryDto, MAX_OPS_JOBS_PAGE, OpsJobDetailResponse, opsJobDetailView, opsJobSummaryView } from './dto/ops-job.dto';
 import { pageOf, requireUuid } from './ops-ids';
 import { OpsJobsService } from './ops-jobs.service';

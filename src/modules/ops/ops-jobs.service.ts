@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { BENEFIT_JOB_TYPES } from '../../domain/benefits/benefit-job-params';
 import { DATA_SYNC_ALL, Job } from '../../domain/jobs/job';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { JobHandlerRegistry } from '../jobs/job-handler';
 import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
@@ -16,7 +16,7 @@ const conflict = (message: string, serviceCode: string) => new DomainError('conf
 @Injectable()
 export class OpsJobsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     private readonly jobs: JobsRepository,
     private readonly opsJobs: OpsJobsRepository,
     private readonly handlers: JobHandlerRegistry,
@@ -50,7 +50,8 @@ export class OpsJobsService {
 
   /** Runs a job in error again through its type's retrier, audited in the same transaction. */
   async retry(id: string, actor: string): Promise<Job> {
-    const job = await this.dataSource.transaction(async (manager) => {
+    // The ambient unit of work: the sagas that failed on the job (JobRetried) move in it too.
+    const job = await this.uow.transaction(async (manager) => {
       await manager.query(`SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
       const current = await this.jobs.find(id, manager);
       if (!current) throw jobNotFound(id);

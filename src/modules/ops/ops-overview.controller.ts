@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { utcDateOf } from '../../domain/calendar/business-days';
 import { Clock, CLOCK } from '../../domain/shared/clock';
-import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { DEFAULT_EVENT_WINDOW_MINUTES, OverviewQueryDto, OverviewResponse } from './dto/overview.dto';
 import { OpsOverviewRepository } from './ops-overview.repository';
 

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { invalidRequest, notFound } from '../../domain/shared/domain-error';
-import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { ageWindow } from './age-filter';
 import { ListSagasQueryDto, MAX_SAGAS_PAGE, SagaDetailResponse, sagaDetailView, sagaSummaryView } from './dto/saga.dto';
 import { OpsSagasRepository } from './ops-sagas.repository';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Saga, SagaState, SagaType } from '../../domain/sagas/saga';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 import { SagaJobLink } from './dto/saga.dto';
 import { SagaRow, sagaOf } from '../saga-state/saga-state.repository';
 
@@ -24,25 +25,18 @@ export class OpsSagasRepository {
 
   /** Newest first, with the total for paging. */
   async list(filter: SagaFilter, page: { limit: number; offset: number }): Promise<{ count: number; sagas: Saga[] }> {
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const where = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      conditions.push(sql(`$${params.length}`));
-    };
-    if (filter.type) where((p) => `s.type = ${p}`, filter.type);
-    if (filter.state) where((p) => `s.state = ${p}`, filter.state);
-    if (filter.connectionId) where((p) => `s.connection_id = ${p}`, filter.connectionId);
-    if (filter.createdAtOrBefore) where((p) => `s.created_at <= ${p}`, filter.createdAtOrBefore);
-    if (filter.createdAfter) where((p) => `s.created_at > ${p}`, filter.createdAfter);
-    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM sagas s ${clause}`, params);
-    const rows: SagaRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM sagas s ${clause}
-       ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, page.limit, page.offset],
+    const where = new SqlFilter();
+    if (filter.type) where.and((p) => `s.type = ${p}`, filter.type);
+    if (filter.state) where.and((p) => `s.state = ${p}`, filter.state);
+    if (filter.connectionId) where.and((p) => `s.connection_id = ${p}`, filter.connectionId);
+    if (filter.createdAtOrBefore) where.and((p) => `s.created_at <= ${p}`, filter.createdAtOrBefore);
+    if (filter.createdAfter) where.and((p) => `s.created_at > ${p}`, filter.createdAfter);
+    const { count, rows } = await countedPage<SagaRow>(
+      this.dataSource,
+      { from: 'sagas s', select: `SELECT ${COLUMNS} FROM sagas s`, where, orderBy: 's.created_at DESC, s.id' },
+      page,
     );
-    return { count: n, sagas: rows.map(sagaOf) };
+    return { count, sagas: rows.map(sagaOf) };
   }
 
   async find(id: string): Promise<Saga | undefined> {

@@ -1,5 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { JobsModule } from '../jobs/jobs.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { DeadLettersRepository } from './dead-letters.repository';

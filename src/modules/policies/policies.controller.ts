@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PolicyEscalation } from '../../domain/policies/auto-enrollment-policy';
-import { OpsCredentialsGuard, OpsUser } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard, OpsUser } from '../ops-auth/ops-credentials.guard';
 import { CreatePolicyDto, EscalationDto, ListPoliciesQueryDto, MAX_POLICIES_PAGE, PolicyResponse, policyView, UpdatePolicyDto } from './dto/policy.dto';
 import { PoliciesService } from './policies.service';
 

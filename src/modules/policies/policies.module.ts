@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OpsCredentialsGuard } from '../assisted/ops-credentials.guard';
+import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { AuthModule } from '../auth/auth.module';
 import { BenefitsModule } from '../benefits/benefits.module';
 import { ProvidersModule } from '../providers/providers.module';

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { AutoEnrollmentPolicy, PolicyConfiguration, PolicyEscalation } from '../../domain/policies/auto-enrollment-policy';
 import { BenefitType } from '../../domain/providers/provider';
+import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 
 /** A policy as stored, with its benefit's type (which decides the configuration's fields). */
 export interface StoredPolicy extends AutoEnrollmentPolicy {
@@ -49,7 +51,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The `enrollment_policies` table: auto-enrollment of new hires, one policy per (entity, benefit). */
 @Injectable()
 export class PoliciesRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
+  ) {}
 
   /** Inserts the policy; false when the entity already has one for the benefit (nothing written). */
   async insert(policy: NewPolicy, manager: EntityManager): Promise<boolean> {
@@ -89,34 +94,33 @@ export class PoliciesRepository {
 
   /** Oldest first, with the total for paging. */
   async list(filter: PolicyFilter, page: { limit: number; offset: number }): Promise<{ count: number; policies: StoredPolicy[] }> {
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const where = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      conditions.push(sql(`$${params.length}`));
-    };
-    if (filter.connectionId !== undefined) where((p) => `p.connection_id = ${p}`, filter.connectionId);
-    if (filter.entityId !== undefined) where((p) => `p.entity_id = ${p}`, filter.entityId);
-    if (filter.active !== undefined) where((p) => `p.active = ${p}`, filter.active);
-    const clause = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM enrollment_policies p ${clause}`, params);
-    const rows: PolicyRow[] = await this.dataSource.query(
-      `${SELECT_POLICY} ${clause} ORDER BY p.created_at, p.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, page.limit, page.offset],
+    const where = new SqlFilter();
+    if (filter.connectionId !== undefined) where.and((p) => `p.connection_id = ${p}`, filter.connectionId);
+    if (filter.entityId !== undefined) where.and((p) => `p.entity_id = ${p}`, filter.entityId);
+    if (filter.active !== undefined) where.and((p) => `p.active = ${p}`, filter.active);
+    const { count, rows } = await countedPage<PolicyRow>(
+      this.dataSource,
+      { from: 'enrollment_policies p', select: SELECT_POLICY, where, orderBy: 'p.created_at, p.id' },
+      page,
     );
-    return { count: n, policies: rows.map(policyOf) };
+    return { count, policies: rows.map(policyOf) };
   }
 
   /**
-   * The entity's active policies, oldest first: what a new hire of the entity is enrolled by.
-   * Pass the caller's transaction to read them with its other work.
+   * The active policies of these entities, oldest first, by entity: what their new hires are
+   * enrolled by. Read in the ambient unit of work, with the new hires' other work.
    */
-  async activeFor(connectionId: string, entityId: string, manager: EntityManager = this.dataSource.manager): Promise<StoredPolicy[]> {
-    const rows: PolicyRow[] = await manager.query(
-      `${SELECT_POLICY} WHERE p.connection_id = $1 AND p.entity_id = $2 AND p.active ORDER BY p.created_at, p.id`,
-      [connectionId, entityId],
+  async activeForEntities(entities: readonly { connectionId: string; entityId: string }[]): Promise<Map<string, StoredPolicy[]>> {
+    const byEntity = new Map<string, StoredPolicy[]>(entities.map((e) => [e.entityId, []]));
+    if (entities.length === 0) return byEntity;
+    const rows: PolicyRow[] = await this.uow.manager.query(
+      `${SELECT_POLICY} JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::uuid[]) AS k(connection_id, entity_id)) k
+         ON k.connection_id = p.connection_id AND k.entity_id = p.entity_id
+       WHERE p.active ORDER BY p.created_at, p.id`,
+      [entities.map((e) => e.connectionId), entities.map((e) => e.entityId)],
     );
-    return rows.map(policyOf);
+    for (const policy of rows.map(policyOf)) byEntity.get(policy.entityId)?.push(policy);
+    return byEntity;
   }
 
   async update(id: string, change: PolicyChange, at: Date, manager: EntityManager): Promise<void> {

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Global, Injectable, Module } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Saga, SagaState, SagaStep, SagaType, stateAfterJobs, SUPERSEDED } from '../../domain/sagas/saga';
+import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 
 export interface NewSaga {
+  /** Chosen by the caller when steps of the same batch must name it; minted otherwise. */
+  id?: string;
   type: SagaType;
   connectionId: string;
   entityId: string | null;
@@ -49,24 +52,108 @@ export const sagaOf = (r: SagaRow): Saga => ({
 
 const FINAL_JOB_STATUSES = new Set(['complete', 'error', 'reauth_error', 'permissions_error', SUPERSEDED]);
 
-/** Persisted saga state: written in the transactions of the commands and jobs that move it. */
+/**
+ * How sagas move in one transaction, in the order things happened: sagas started, steps of a
+ * saga or of every saga waiting on a job, jobs a saga now waits on, jobs that ended, and sagas
+ * ended outright.
+ */
+export class SagaProgress {
+  readonly started: (NewSaga & { id: string })[] = [];
+  readonly intents: ({ sagaId: string; step: SagaStep } | { jobId: string; step: SagaStep })[] = [];
+  /** `status`: the job's, when the caller knows it (a job opened now is pending); else it is read. */
+  readonly waits: { sagaId: string; jobId: string; status?: string }[] = [];
+  readonly ended: { jobId: string; status: string }[] = [];
+  readonly retried: string[] = [];
+  readonly ends: { sagaId: string; state: SagaState; outcome: string }[] = [];
+  /** The latest moment anything moved: the sagas' `updated_at`. */
+  latest: Date | undefined;
+
+  start(saga: NewSaga): string {
+    const id = saga.id ?? randomUUID();
+    this.started.push({ ...saga, id });
+    this.seen(saga.at);
+    return id;
+  }
+
+  step(sagaId: string, step: SagaStep): void {
+    this.intents.push({ sagaId, step });
+  }
+
+  stepOfJob(jobId: string, step: SagaStep): void {
+    this.intents.push({ jobId, step });
+  }
+
+  waitFor(sagaId: string, jobId: string, status?: string): void {
+    this.waits.push({ sagaId, jobId, ...(status === undefined ? {} : { status }) });
+  }
+
+  /** The job ended (a final status, or `superseded`): its sagas record it, and end once nothing they wait on runs. */
+  jobEnded(jobId: string, status: string, at: Date): void {
+    if (!FINAL_JOB_STATUSES.has(status)) return;
+    this.ended.push({ jobId, status });
+    this.stepOfJob(jobId, { at: at.toISOString(), name: `job_${status}`, detail: { job_id: jobId } });
+    this.seen(at);
+  }
+
+  /** The job runs again (an ops retry): the sagas that failed on it record it and wait for it again. */
+  jobRetried(jobId: string, at: Date): void {
+    this.retried.push(jobId);
+    this.stepOfJob(jobId, { at: at.toISOString(), name: 'job_retried', detail: { job_id: jobId } });
+    this.seen(at);
+  }
+
+  /** The saga ends in this state and outcome with a last step, whatever its jobs say. */
+  end(sagaId: string, step: SagaStep, state: SagaState, outcome: string, at: Date): void {
+    this.step(sagaId, step);
+    this.ends.push({ sagaId, state, outcome });
+    this.seen(at);
+  }
+
+  seen(at: Date): void {
+    if (this.latest === undefined || at > this.latest) this.latest = at;
+  }
+
+  get empty(): boolean {
+    return this.started.length + this.intents.length + this.waits.length + this.ended.length + this.retried.length + this.ends.length === 0;
+  }
+}
+
+/** The key of a transaction's saga progress among its pending writes. */
+const TRANSACTION_PROGRESS = Symbol('SagaProgress');
+
+/**
+ * Persisted saga state, written in the transactions of the commands and jobs that move it (the
+ * ambient unit of work). What a transaction moves is gathered in its `progress` and written once,
+ * just before it commits: a statement per table for the whole transaction, and each saga row
+ * written once.
+ */
 @Injectable()
 export class SagasRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly uow: UnitOfWork) {}
 
-  async start(manager: EntityManager, saga: NewSaga): Promise<string> {
-    const id = randomUUID();
-    await manager.query(
-      `INSERT INTO sagas (id, type, state, outcome, connection_id, entity_id, source_event_id, steps, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)`,
-      [id, saga.type, saga.state ?? 'started', saga.outcome ?? null, saga.connectionId, saga.entityId, saga.sourceEventId ?? null, JSON.stringify(saga.steps), saga.at],
+  private get db(): EntityManager {
+    return this.uow.manager;
+  }
+
+  /** The saga progress of the ambient transaction, written just before it commits. */
+  get progress(): SagaProgress {
+    return this.uow.pending(
+      TRANSACTION_PROGRESS,
+      () => new SagaProgress(),
+      (progress) => this.record(progress, progress.latest ?? new Date()),
     );
+  }
+
+  async start(saga: NewSaga): Promise<string> {
+    const progress = new SagaProgress();
+    const id = progress.start(saga);
+    await this.record(progress, saga.at);
     return id;
   }
 
   /** Appends steps; with `end`, the saga ends in that state and outcome. */
-  async step(manager: EntityManager, sagaId: string, steps: SagaStep[], at: Date, end?: { state: SagaState; outcome: string; error?: string }) {
-    await manager.query(
+  async step(sagaId: string, steps: SagaStep[], at: Date, end?: { state: SagaState; outcome: string; error?: string }) {
+    await this.db.query(
       `UPDATE sagas SET steps = steps || $2::jsonb, updated_at = $3,
               state = coalesce($4, state), outcome = coalesce($5, outcome), last_error = coalesce($6, last_error)
        WHERE id = $1`,
@@ -74,81 +161,132 @@ export class SagasRepository {
     );
   }
 
-  /** A step of a job (e.g. one effective-date group processed) on every saga waiting on it. */
-  async stepOfJob(manager: EntityManager, jobId: string, step: SagaStep, at: Date): Promise<void> {
-    await manager.query(
-      `UPDATE sagas SET steps = steps || $2::jsonb, updated_at = $3
-       WHERE id IN (SELECT saga_id FROM saga_jobs WHERE job_id = $1)`,
-      [jobId, JSON.stringify([step]), at],
-    );
-  }
-
-  /** The saga now waits on these jobs (it ends when the last one ends). */
-  async waitFor(manager: EntityManager, sagaId: string, jobs: { id: string; status: string }[], at: Date): Promise<void> {
-    if (jobs.length === 0) return;
-    await manager.query(
-      `INSERT INTO saga_jobs (saga_id, job_id, status)
-       SELECT $1, j.id, j.status FROM jsonb_to_recordset($2::jsonb) AS j(id uuid, status text) ON CONFLICT DO NOTHING`,
-      [sagaId, JSON.stringify(jobs)],
-    );
-    await this.settle(manager, sagaId, at);
-  }
-
   /**
-   * A job ended: every saga waiting on it records the step, and ends once none of its jobs is
-   * still running. Called in the transaction that gives the job its final status.
+   * Writes the progress. The sagas it moves that exist already are locked in id order first
+   * (with those waiting on its jobs), so two transactions moving the same sagas take turns
+   * instead of deadlocking, and each saga's state is computed from its jobs as they are once it
+   * is locked. Each saga row is then written once: inserted, or updated with its new steps,
+   * state and outcome together.
    */
-  async jobEnded(manager: EntityManager, jobId: string, status: string, at: Date): Promise<void> {
-    if (!FINAL_JOB_STATUSES.has(status)) return;
-    const rows: { saga_id: string }[] = await manager.query(
-      `UPDATE saga_jobs SET status = $2 WHERE job_id = $1 RETURNING saga_id`,
-      [jobId, status],
-    );
-    // UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver.
-    const updated = (Array.isArray(rows[0]) ? rows[0] : rows) as { saga_id: string }[];
-    for (const { saga_id } of updated) {
-      await this.step(manager, saga_id, [{ at: at.toISOString(), name: `job_${status}`, detail: { job_id: jobId } }], at);
-      await this.settle(manager, saga_id, at);
-    }
-  }
+  async record(progress: SagaProgress, at: Date): Promise<void> {
+    if (progress.empty) return;
+    const newIds = new Set(progress.started.map((s) => s.id));
+    const jobIds = [...new Set([...progress.intents.flatMap((i) => ('jobId' in i ? [i.jobId] : [])), ...progress.ended.map((e) => e.jobId), ...progress.retried])];
+    const named = [
+      ...new Set([...progress.intents.flatMap((i) => ('sagaId' in i ? [i.sagaId] : [])), ...progress.waits.map((w) => w.sagaId), ...progress.ends.map((e) => e.sagaId)]),
+    ].filter((id) => !newIds.has(id));
+    const locked: { id: string; state: SagaState; outcome: string | null }[] =
+      named.length + jobIds.length === 0
+        ? []
+        : await this.db.query(
+            `SELECT id, state, outcome FROM sagas
+             WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT saga_id FROM saga_jobs WHERE job_id = ANY($2::uuid[]))
+             ORDER BY id FOR UPDATE`,
+            [named, jobIds],
+          );
+    const pairs: { saga_id: string; job_id: string; status: string | null }[] =
+      locked.length === 0 ? [] : await this.db.query(`SELECT saga_id, job_id, status FROM saga_jobs WHERE saga_id = ANY($1::uuid[])`, [locked.map((r) => r.id)]);
 
-  /** A job in error runs again (ops retry): the sagas that failed on it wait for it again. */
-  async jobRetried(manager: EntityManager, jobId: string, at: Date): Promise<void> {
-    const rows = await manager.query(`UPDATE saga_jobs SET status = NULL WHERE job_id = $1 RETURNING saga_id`, [jobId]);
-    const updated = (Array.isArray(rows[0]) ? rows[0] : rows) as { saga_id: string }[];
-    for (const { saga_id } of updated) {
-      await manager.query(
-        `UPDATE sagas SET state = 'waiting', outcome = NULL, updated_at = $2, steps = steps || $3::jsonb WHERE id = $1 AND state = 'failed'`,
-        [saga_id, at, JSON.stringify([{ at: at.toISOString(), name: 'job_retried', detail: { job_id: jobId } }])],
+    // Each saga's jobs and how they stand: as stored, then what this progress changed.
+    const jobsOf = new Map<string, Map<string, string | null>>();
+    const sagasOfJob = new Map<string, Set<string>>();
+    const pair = (sagaId: string, jobId: string, status: string | null) => {
+      jobsOf.set(sagaId, (jobsOf.get(sagaId) ?? new Map()).set(jobId, status));
+      sagasOfJob.set(jobId, (sagasOfJob.get(jobId) ?? new Set()).add(sagaId));
+    };
+    for (const p of pairs) pair(p.saga_id, p.job_id, p.status);
+    const unknown = [...new Set(progress.waits.filter((w) => w.status === undefined).map((w) => w.jobId))];
+    const read = new Map<string, string>(
+      unknown.length === 0
+        ? []
+        : (await this.db.query(`SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])`, [unknown])).map((r: { id: string; status: string }) => [r.id, r.status]),
+    );
+    const waited = progress.waits.filter((w) => w.status !== undefined || read.has(w.jobId));
+    for (const w of waited) if (!jobsOf.get(w.sagaId)?.has(w.jobId)) pair(w.sagaId, w.jobId, w.status ?? read.get(w.jobId)!);
+    const changedJobs = new Map<string, string | null>();
+    for (const jobId of progress.retried) changedJobs.set(jobId, null);
+    for (const { jobId, status } of progress.ended) changedJobs.set(jobId, status);
+    for (const [jobId, status] of changedJobs) for (const sagaId of sagasOfJob.get(jobId) ?? []) jobsOf.get(sagaId)!.set(jobId, status);
+
+    const stepsOf = new Map<string, SagaStep[]>();
+    const add = (sagaId: string, step: SagaStep) => stepsOf.set(sagaId, [...(stepsOf.get(sagaId) ?? []), step]);
+    for (const intent of progress.intents) {
+      if ('sagaId' in intent) add(intent.sagaId, intent.step);
+      else for (const sagaId of sagasOfJob.get(intent.jobId) ?? []) add(sagaId, intent.step);
+    }
+
+    // Where each saga ends up: reopened by a retry, settled by its jobs, or ended outright.
+    const settling = new Set([...progress.waits.map((w) => w.sagaId), ...progress.ended.flatMap((e) => [...(sagasOfJob.get(e.jobId) ?? [])])]);
+    const reopened = new Set(progress.retried.flatMap((j) => [...(sagasOfJob.get(j) ?? [])]));
+    const endOf = new Map(progress.ends.map((e) => [e.sagaId, e]));
+    const after = (id: string, before: { state: SagaState; outcome: string | null }) => {
+      let { state, outcome } = before;
+      if (reopened.has(id) && state === 'failed') [state, outcome] = ['waiting', null];
+      const statuses = [...(jobsOf.get(id)?.values() ?? [])];
+      if (settling.has(id) && statuses.length > 0 && (state === 'started' || state === 'waiting')) {
+        const settled = stateAfterJobs(statuses.map((s) => (s !== null && FINAL_JOB_STATUSES.has(s) ? s : 'pending')));
+        if (settled === 'waiting') state = 'waiting';
+        else [state, outcome] = [settled, outcome ?? (settled === 'completed' ? 'jobs_complete' : 'job_failed')];
+      }
+      const end = endOf.get(id);
+      return end ? { state: end.state, outcome: end.outcome } : { state, outcome };
+    };
+
+    if (progress.started.length > 0) {
+      const started = progress.started.map((s) => ({ saga: s, ...after(s.id, { state: s.state ?? 'started', outcome: s.outcome ?? null }) }));
+      await this.db.query(
+        `INSERT INTO sagas (id, type, state, outcome, connection_id, entity_id, source_event_id, steps, created_at, updated_at)
+         SELECT u.id, u.type, u.state, u.outcome, u.connection_id, u.entity_id, u.source_event_id, u.steps, u.at, $10
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::jsonb[], $9::timestamptz[])
+           AS u(id, type, state, outcome, connection_id, entity_id, source_event_id, steps, at)`,
+        [
+          started.map(({ saga }) => saga.id),
+          started.map(({ saga }) => saga.type),
+          started.map(({ state }) => state),
+          started.map(({ outcome }) => outcome),
+          started.map(({ saga }) => saga.connectionId),
+          started.map(({ saga }) => saga.entityId),
+          started.map(({ saga }) => saga.sourceEventId ?? null),
+          started.map(({ saga }) => JSON.stringify([...saga.steps, ...(stepsOf.get(saga.id) ?? [])])),
+          started.map(({ saga }) => saga.at),
+          at,
+        ],
+      );
+    }
+    if (waited.length > 0) {
+      await this.db.query(
+        `INSERT INTO saga_jobs (saga_id, job_id, status) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) ON CONFLICT DO NOTHING`,
+        [waited.map((w) => w.sagaId), waited.map((w) => w.jobId), waited.map((w) => jobsOf.get(w.sagaId)!.get(w.jobId) ?? null)],
+      );
+    }
+    if (changedJobs.size > 0 && pairs.length > 0) {
+      await this.db.query(
+        `UPDATE saga_jobs sj SET status = u.status FROM unnest($1::uuid[], $2::text[]) AS u(job_id, status) WHERE sj.job_id = u.job_id`,
+        [[...changedJobs.keys()], [...changedJobs.values()]],
+      );
+    }
+    const moved = locked
+      .map((row) => ({ id: row.id, steps: stepsOf.get(row.id) ?? [], before: row, ...after(row.id, row) }))
+      .filter((m) => m.steps.length > 0 || m.state !== m.before.state || m.outcome !== m.before.outcome);
+    if (moved.length > 0) {
+      await this.db.query(
+        `UPDATE sagas s SET steps = s.steps || u.steps, state = u.state, outcome = u.outcome, updated_at = $5
+         FROM unnest($1::uuid[], $2::jsonb[], $3::text[], $4::text[]) AS u(id, steps, state, outcome) WHERE s.id = u.id`,
+        [moved.map((m) => m.id), moved.map((m) => JSON.stringify(m.steps)), moved.map((m) => m.state), moved.map((m) => m.outcome), at],
       );
     }
   }
 
-  /** Ends a waiting saga whose jobs have all ended. */
-  private async settle(manager: EntityManager, sagaId: string, at: Date): Promise<void> {
-    const jobs: { status: string | null }[] = await manager.query(`SELECT status FROM saga_jobs WHERE saga_id = $1 FOR UPDATE`, [sagaId]);
-    const state = stateAfterJobs(jobs.map((j) => (j.status !== null && FINAL_JOB_STATUSES.has(j.status) ? j.status : 'pending')));
-    if (state === 'waiting') {
-      await manager.query(`UPDATE sagas SET state = 'waiting', updated_at = $2 WHERE id = $1 AND state = 'started'`, [sagaId, at]);
-      return;
-    }
-    const outcome = state === 'completed' ? 'jobs_complete' : 'job_failed';
-    await manager.query(
-      `UPDATE sagas SET state = $2, outcome = coalesce(outcome, $3), updated_at = $4 WHERE id = $1 AND state IN ('started', 'waiting')`,
-      [sagaId, state, outcome, at],
-    );
-  }
-
-  async find(id: string, manager: EntityManager = this.dataSource.manager): Promise<Saga | undefined> {
-    const rows: SagaRow[] = await manager.query(
+  async find(id: string): Promise<Saga | undefined> {
+    const rows: SagaRow[] = await this.db.query(
       `SELECT s.*, (SELECT array_agg(job_id::text) FROM saga_jobs WHERE saga_id = s.id) AS job_ids FROM sagas s WHERE s.id = $1`,
       [id],
     );
     return rows[0] && sagaOf(rows[0]);
   }
 
-  async findBySource(sourceEventId: string, type: SagaType, manager: EntityManager = this.dataSource.manager): Promise<Saga | undefined> {
-    const rows: SagaRow[] = await manager.query(
+  async findBySource(sourceEventId: string, type: SagaType): Promise<Saga | undefined> {
+    const rows: SagaRow[] = await this.db.query(
       `SELECT s.*, (SELECT array_agg(job_id::text) FROM saga_jobs WHERE saga_id = s.id) AS job_ids
        FROM sagas s WHERE s.source_event_id = $1 AND s.type = $2`,
       [sourceEventId, type],
@@ -157,8 +295,8 @@ export class SagasRepository {
   }
 
   /** Sagas that waited on a job, e.g. to show them beside it. */
-  async ofJob(jobId: string, manager: EntityManager = this.dataSource.manager): Promise<Saga[]> {
-    const rows: SagaRow[] = await manager.query(
+  async ofJob(jobId: string): Promise<Saga[]> {
+    const rows: SagaRow[] = await this.db.query(
       `SELECT s.*, (SELECT array_agg(job_id::text) FROM saga_jobs WHERE saga_id = s.id) AS job_ids
        FROM sagas s JOIN saga_jobs sj ON sj.saga_id = s.id WHERE sj.job_id = $1 ORDER BY s.created_at`,
       [jobId],

@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { Connection } from '../../domain/connections/connection';
 import { DATA_SYNC_ALL, Job, JobKind } from '../../domain/jobs/job';
 import { RefreshQuota, refreshQuotaOf, refreshWindowOf, secondsUntil } from '../../domain/jobs/refresh-quota';
-import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
+import { PROVIDER_BEHAVIOURS, ProviderBehaviours } from '../../domain/providers/provider-behaviour';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
@@ -35,7 +35,7 @@ export class SyncJobsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
-    private readonly catalogue: ProviderCatalogue,
+    @Inject(PROVIDER_BEHAVIOURS) private readonly behaviours: ProviderBehaviours,
     private readonly connections: ConnectionsRepository,
     private readonly jobs: JobsRepository,
     private readonly configurations: SandboxJobConfigurationsRepository,
@@ -48,8 +48,8 @@ export class SyncJobsService {
    * The connection row is locked meanwhile, so concurrent requests count the quota exactly.
    */
   async requestSync(connection: Connection, route: SyncRequestRoute): Promise<SyncRequestResult> {
-    const assisted = this.isAssisted(connection);
-    if (route === 'automated' && assisted) {
+    const { syncs } = this.behaviours.of(connection);
+    if (route === 'automated' && !syncs.onRequest) {
       throw invalidRequest(
         'Data sync jobs cannot be enqueued for a connection to an Assisted provider: its data is synced on the provider’s own schedule',
       );
@@ -62,7 +62,7 @@ export class SyncJobsService {
       });
     }
     // An Assisted sandbox connection's sync has no pollable id (spec: job_id and job_url are null).
-    const kind: JobKind = assisted ? 'internal' : 'automated';
+    const kind: JobKind = syncs.jobKind;
     const result = await this.dataSource.transaction(async (manager) => {
       await this.connections.find(connection.id, manager, { lock: true });
       const now = this.clock.now();
@@ -113,10 +113,6 @@ export class SyncJobsService {
   async configure(connection: Connection, configuration: SandboxJobConfiguration): Promise<SandboxJobConfiguration> {
     this.assertSandbox(connection);
     return this.configurations.save(connection.id, configuration, this.clock.now());
-  }
-
-  isAssisted(connection: Connection): boolean {
-    return this.catalogue.isAssistedConnection(connection);
   }
 
   private async quotaAt(connectionId: string, now: Date, manager?: EntityManager): Promise<RefreshQuota> {

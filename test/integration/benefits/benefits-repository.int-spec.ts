@@ -3,7 +3,6 @@ import { DataSource } from 'typeorm';
 import { Benefit } from '../../../src/domain/benefits/benefit';
 import { Connection } from '../../../src/domain/connections/connection';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { BenefitsRepository } from '../../../src/modules/benefits/benefits.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -60,7 +59,7 @@ describeWithPostgres('BenefitsRepository', () => {
   });
 
   it('lists benefits with the status of the job that created each', async () => {
-    const jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
+    const jobs = new JobsRepository(dataSource);
     const entityId = connection.entities[0].id;
     const { benefit: withJob } = await dataSource.transaction((m) => benefits.insertOrFind(benefit({ description: 'With job' }), m));
     const job = await jobs.insert({ id: randomUUID(), connectionId: connection.id, entityId, kind: 'automated', type: 'benefit_create', createdAt: at });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DEFAULT_RETRY_POLICY, Job } from '../../../src/domain/jobs/job';
-import { employerRefOf, ProviderIndividualResult } from '../../../src/domain/providers/provider-port';
+import { DEFAULT_RETRY_POLICY, Job, nextAttemptAt } from '../../../src/domain/jobs/job';
+import { employerRefOf, ProviderChangeResult } from '../../../src/domain/providers/provider-port';
 import { CLOCK, Clock, ManualClock } from '../../../src/domain/shared/clock';
 import { DomainError } from '../../../src/domain/shared/domain-error';
 import { ConnectionsRepository } from '../../../src/infrastructure/database/repositories/connections.repository';
@@ -13,11 +13,13 @@ import { JobHandlerRegistry } from '../../../src/modules/jobs/job-handler';
 import { JobSignal } from '../../../src/modules/jobs/job-signal';
 import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
+import { ProviderRetryPolicies } from '../../../src/modules/providers/provider-retry-policies';
 import { describeWithPostgres } from '../../setup/test-env';
 import { basic, bearer, createApplication } from '../../utils/connect';
 import { expectEventually } from '../../utils/expect-eventually';
 import { json, startTestService, TestService } from '../../utils/test-app';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
+import { DomainEventBus } from '../../../src/domain/events/domain-event-bus';
 
 /**
  * A worker process that dies: once `crash()` is called nothing it does reaches the database any
@@ -37,6 +39,15 @@ class DyingJobs extends JobsRepository {
   override async renewLease(id: string, owner: string, leaseMs: number): Promise<boolean> {
     return this.dead ? true : super.renewLease(id, owner, leaseMs);
   }
+  override async renewLeases(ids: readonly string[], owner: string, leaseMs: number): Promise<string[]> {
+    return this.dead ? [...ids] : super.renewLeases(ids, owner, leaseMs);
+  }
+  override async finishMany(...args: Parameters<JobsRepository['finishMany']>): Promise<string[]> {
+    return this.dead ? [] : super.finishMany(...args);
+  }
+  override async deferMany(...args: Parameters<JobsRepository['deferMany']>): Promise<void> {
+    if (!this.dead) await super.deferMany(...args);
+  }
   override async finish(...args: Parameters<JobsRepository['finish']>): Promise<boolean> {
     return this.dead ? false : super.finish(...args);
   }
@@ -53,7 +64,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
   let service: TestService;
   let app: IssuedCredentials;
   let adapter: SandboxProviderAdapter;
-  let realEnroll: SandboxProviderAdapter['enroll'];
+  let realApply: SandboxProviderAdapter['applyChanges'];
   const workers: JobWorker[] = [];
 
   beforeAll(async () => {
@@ -62,24 +73,24 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     service = await startTestService({ clock, env: { WORKERS_ENABLED: 'false' } });
     app = await createApplication(service);
     adapter = service.app.get(SandboxProviderAdapter);
-    realEnroll = adapter.enroll.bind(adapter);
+    realApply = adapter.applyChanges.bind(adapter);
   });
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop()));
-    adapter.enroll = realEnroll;
+    adapter.applyChanges = realApply;
   });
   afterAll(() => service?.close());
 
   const db = () => service.app.get(DataSource);
 
   function worker(jobs: JobsRepository, leaseMs: number): JobWorker {
-    const w = new JobWorker(db(), jobs, service.app.get(JobHandlerRegistry), service.app.get(JobSignal), service.app.get<Clock>(CLOCK), {
+    const w = new JobWorker(service.app.get(UnitOfWork), jobs, service.app.get(JobHandlerRegistry), service.app.get(JobSignal), service.app.get<Clock>(CLOCK), {
       pollMs: 20,
       leaseMs,
       concurrency: 2,
       retry: DEFAULT_RETRY_POLICY,
       shutdownGraceMs: 50,
-    });
+    }, service.app.get(DomainEventBus));
     workers.push(w);
     w.start();
     return w;
@@ -123,7 +134,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
         manager,
       ),
     );
-    return { token, people: people.slice(0, 3), benefitId };
+    return { token, people: people.slice(0, 3), benefitId, connectionId: connection.id };
   }
 
   async function enroll(token: string, benefitId: string, people: string[]): Promise<string> {
@@ -141,16 +152,16 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
 
   it('a worker that dies after the provider call and before recording it: the next worker completes the job, one enrollment each', async () => {
     const { token, people, benefitId } = await employerWithPlan();
-    const dying = new DyingJobs(db(), new SagasRepository(db()));
+    const dying = new DyingJobs(db());
     let calls = 0;
     let wakeTheDead = () => undefined as void;
-    adapter.enroll = async (ref, id, elements) => {
+    adapter.applyChanges = async (ref, id, changes) => {
       calls++;
-      const answer = await realEnroll(ref, id, elements);
+      const answer = await realApply(ref, id, changes);
       if (calls === 1) {
         // The provider has done it; the worker dies before a single write of its own.
         dying.crash();
-        return new Promise<ProviderIndividualResult[]>((resolve) => (wakeTheDead = () => resolve(answer)));
+        return new Promise<ProviderChangeResult[]>((resolve) => (wakeTheDead = () => resolve(answer)));
       }
       return answer;
     };
@@ -162,8 +173,9 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     const atProvider = () =>
       db().query(`SELECT individual_id, count(*)::int AS n FROM sandbox_enrollments WHERE benefit_id = $1 GROUP BY 1 ORDER BY 1`, [benefitId]);
     expect(await atProvider()).toHaveLength(3);
-    const [group] = await db().query(`SELECT status FROM enrollment_groups WHERE job_id = $1`, [jobId]);
-    expect(group.status).toBe('pending');
+    // Not processed: its provider call was under way (no later request may take it over) when the worker died.
+    const [group] = await db().query(`SELECT state FROM enrollment_groups WHERE job_id = $1`, [jobId]);
+    expect(group.state).toBe('submitting');
 
     // A new worker (the restarted process) takes the job over once the dead one's lease runs out.
     worker(service.app.get(JobsRepository), 10_000);
@@ -182,15 +194,16 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
   });
 
   it('a group whose runs kept dying: the worker that gives up ends the group, its job and its saga', async () => {
-    const { token, people, benefitId } = await employerWithPlan();
+    const { token, people, benefitId, connectionId } = await employerWithPlan();
     let calls = 0;
-    adapter.enroll = async (ref, id, elements) => {
+    adapter.applyChanges = async (ref, id, changes) => {
       calls++;
-      return realEnroll(ref, id, elements);
+      return realApply(ref, id, changes);
     };
     const jobId = await enroll(token, benefitId, people);
-    // As if every run so far had died mid-way (each lease counts a run).
-    await db().query(`UPDATE jobs SET attempts = $2 WHERE kind = 'internal' AND params->>'job_id' = $1`, [jobId, DEFAULT_RETRY_POLICY.maxAttempts]);
+    // As if every run the provider's retry policy allows had died mid-way (each lease counts a run).
+    const { maxAttempts } = await service.app.get(ProviderRetryPolicies).forConnection(connectionId);
+    await db().query(`UPDATE jobs SET attempts = $2 WHERE kind = 'internal' AND params->>'job_id' = $1`, [jobId, maxAttempts]);
     worker(service.app.get(JobsRepository), 10_000);
 
     await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('error'));
@@ -199,8 +212,8 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
       people.map((id) => ({ individual_id: id, code: 500, message: expect.stringContaining('The provider call was given up') })),
     );
     expect((await groupJob(jobId)).status).toBe('complete');
-    const [group] = await db().query(`SELECT status FROM enrollment_groups WHERE job_id = $1`, [jobId]);
-    expect(group.status).toBe('processed');
+    const [group] = await db().query(`SELECT state FROM enrollment_groups WHERE job_id = $1`, [jobId]);
+    expect(group.state).toBe('processed');
     const [saga] = await db().query(`SELECT s.state FROM sagas s JOIN saga_jobs sj ON sj.saga_id = s.id WHERE sj.job_id = $1`, [jobId]);
     expect(saga.state).toBe('failed');
     const rows = await db().query(`SELECT status FROM enrollments WHERE benefit_id = $1`, [benefitId]);
@@ -210,10 +223,10 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
   it('provider errors are retried with backoff; the job completes when the provider recovers', async () => {
     const { token, people, benefitId } = await employerWithPlan();
     let calls = 0;
-    adapter.enroll = async (ref, id, elements) => {
+    adapter.applyChanges = async (ref, id, changes) => {
       calls++;
       if (calls <= 2) throw new DomainError('provider_error', 'The provider answered 503');
-      return realEnroll(ref, id, elements);
+      return realApply(ref, id, changes);
     };
     const jobId = await enroll(token, benefitId, people);
     worker(service.app.get(JobsRepository), 10_000);
@@ -232,22 +245,31 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     expect(await groupJob(jobId)).toEqual({ status: 'complete', attempts: 3 });
   });
 
-  it('a provider that never recovers: after the last attempt each individual carries the error and the job ends in error', async () => {
-    const { token, people, benefitId } = await employerWithPlan();
+  it('a provider that never recovers: retried for its retry budget (time, not a count); then each individual carries the error and the job ends in error', async () => {
+    const { token, people, benefitId, connectionId } = await employerWithPlan();
     let calls = 0;
-    adapter.enroll = async () => {
+    adapter.applyChanges = async () => {
       calls++;
       throw new DomainError('provider_timeout', 'The provider did not answer');
     };
     const jobId = await enroll(token, benefitId, people);
+    const policy = await service.app.get(ProviderRetryPolicies).forConnection(connectionId);
+    const firstRun = clock.now();
     worker(service.app.get(JobsRepository), 10_000);
-    for (let attempt = 1; attempt < DEFAULT_RETRY_POLICY.maxAttempts; attempt++) {
+    let attempt = 1;
+    for (;;) {
       await expectEventually(() => expect(calls).toBe(attempt));
-      clock.advance(DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** (attempt - 1));
+      const next = nextAttemptAt(clock.now(), attempt, policy, firstRun);
+      if (!next) break;
+      clock.set(next);
       service.app.get(JobSignal).nudge();
+      attempt++;
     }
     await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('error'));
-    expect(calls).toBe(DEFAULT_RETRY_POLICY.maxAttempts);
+    expect(calls).toBe(attempt);
+    // Ten minutes of retries for a provider answering in under a second: more than five quick tries.
+    expect(attempt).toBeGreaterThan(DEFAULT_RETRY_POLICY.maxAttempts);
+    expect(clock.now().getTime() - firstRun.getTime()).toBeGreaterThan(policy.budgetMs! / 2);
     expect((await jobRow(jobId)).result.body).toEqual(
       people.map((id) => ({ individual_id: id, code: 504, message: 'The provider did not answer' })),
     );

@@ -3,7 +3,6 @@ import { Logger, LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Job } from '../../../src/domain/jobs/job';
 import { SystemClock } from '../../../src/domain/shared/clock';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { JobHandler, JobHandlerRegistry, JobOutcome, JobRunContext } from '../../../src/modules/jobs/job-handler';
 import { JobSignal } from '../../../src/modules/jobs/job-signal';
 import { JobWorker } from '../../../src/modules/jobs/job-worker';
@@ -12,6 +11,8 @@ import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { createConnection, newWorker, workerSettings } from '../sync/sync-test-kit';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
+import { DomainEventBus } from '../../../src/domain/events/domain-event-bus';
 
 /**
  * A worker whose process hangs in a job: its renewals never reach the database, so its lease
@@ -91,12 +92,13 @@ describeWithPostgres('job worker giving up on a job (PostgreSQL)', () => {
   /** One run that dies: the worker leases the job once (concurrency 1) and hangs in it. */
   const startHung = (handler: JobHandler) => {
     const worker = new JobWorker(
-      dataSource,
-      new HungJobs(dataSource, new SagasRepository(dataSource)),
+      new UnitOfWork(dataSource),
+      new HungJobs(dataSource),
       registryWith(handler),
       new JobSignal(),
       clock,
       workerSettings({ retry, concurrency: 1, leaseMs: 300, shutdownGraceMs: 50 }),
+      new DomainEventBus(),
     );
     workers.push(worker);
     worker.start();
@@ -135,7 +137,7 @@ describeWithPostgres('job worker giving up on a job (PostgreSQL)', () => {
   beforeAll(async () => {
     Logger.overrideLogger(logger);
     ({ dataSource, database } = await openTestDataSource(8));
-    jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
+    jobs = new JobsRepository(dataSource);
     connectionId = (await createConnection(dataSource)).id;
     await dataSource.query(`CREATE TABLE abandon_marks (job_id uuid PRIMARY KEY, inside text NOT NULL, outside text NOT NULL)`);
   });

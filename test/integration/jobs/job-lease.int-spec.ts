@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -19,7 +18,7 @@ describeWithPostgres('JobsRepository.lease', () => {
 
   beforeAll(async () => {
     ({ dataSource, database } = await openTestDataSource());
-    jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
+    jobs = new JobsRepository(dataSource);
     connectionId = (await createConnection(dataSource)).id;
   });
   afterAll(async () => {

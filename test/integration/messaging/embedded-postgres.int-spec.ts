@@ -13,6 +13,7 @@ import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
 import { openTestDataSource } from '../../utils/test-database';
 import { createEffectsTable, EffectHandler, effects, relaySettings, TestBody } from './messaging-test-kit';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
 
 const TOPIC = 'embedded.test';
 
@@ -73,7 +74,7 @@ describe('embedded PostgreSQL (PGlite)', () => {
     await createEffectsTable(dataSource);
     const writer = new OutboxWriter(new OutboxSignal());
     const signal = new OutboxSignal();
-    const processor = new MessageProcessor(dataSource, writer, new Metrics());
+    const processor = new MessageProcessor(new UnitOfWork(dataSource), writer, new Metrics());
     const registry = new MessageHandlerRegistry();
     const handler = new EffectHandler(TOPIC, 'embedded-consumer');
     registry.register(handler);

@@ -10,6 +10,7 @@ import { Metrics } from '../../../src/infrastructure/observability/metrics';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { createEffectsTable, EffectHandler, effects, TestBody } from './messaging-test-kit';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
 
 const TOPIC = 'inbox.batch.test';
 
@@ -55,7 +56,7 @@ describeWithPostgres('inbox batches (PostgreSQL)', () => {
   beforeEach(() => {
     handler = new EffectHandler(TOPIC, `batch-consumer-${++consumerSeq}`);
     metrics = new Metrics();
-    processor = new MessageProcessor(dataSource, new OutboxWriter(new OutboxSignal()), metrics);
+    processor = new MessageProcessor(new UnitOfWork(dataSource), new OutboxWriter(new OutboxSignal()), metrics);
   });
 
   afterAll(async () => {
@@ -160,9 +161,9 @@ describeWithPostgres('inbox batches (PostgreSQL)', () => {
 });
 
 describe('consumer batch settings', () => {
-  it('defaults to batches of 100 and a 30 s session timeout', () => {
+  it('defaults to batches of 500 and a 30 s session timeout', () => {
     const config = loadConfig({}, {}, { tool: true });
-    expect({ batch: config.KAFKA_BATCH_MAX, session: config.KAFKA_SESSION_TIMEOUT_MS }).toEqual({ batch: 100, session: 30_000 });
+    expect({ batch: config.KAFKA_BATCH_MAX, session: config.KAFKA_SESSION_TIMEOUT_MS }).toEqual({ batch: 500, session: 30_000 });
     expect(loadConfig({ KAFKA_BATCH_MAX: '1', KAFKA_SESSION_TIMEOUT_MS: '6000' }, {}, { tool: true })).toMatchObject({
       KAFKA_BATCH_MAX: 1,
       KAFKA_SESSION_TIMEOUT_MS: 6_000,

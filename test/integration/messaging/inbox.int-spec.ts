@@ -12,6 +12,7 @@ import { OutboxWriter } from '../../../src/infrastructure/messaging/outbox/outbo
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { createEffectsTable, EffectHandler, effects, relaySettings, TestBody } from './messaging-test-kit';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
 
 const TOPIC = 'inbox.test';
 
@@ -55,7 +56,7 @@ describeWithPostgres('inbox and dead letters (PostgreSQL)', () => {
   beforeEach(() => {
     // A fresh consumer name per test: the inbox dedupes per consumer, so tests stay independent.
     handler = new EffectHandler(TOPIC, `consumer-${++consumerSeq}`);
-    processor = new MessageProcessor(dataSource, new OutboxWriter(new OutboxSignal()), new Metrics());
+    processor = new MessageProcessor(new UnitOfWork(dataSource), new OutboxWriter(new OutboxSignal()), new Metrics());
   });
 
   afterAll(async () => {

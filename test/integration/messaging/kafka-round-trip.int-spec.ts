@@ -15,6 +15,7 @@ import { deadLetterTopicOf, TopicNames } from '../../../src/infrastructure/messa
 import { describeWithKafka, testEnv } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
 import {
   createEffectsTable,
   duplicates,
@@ -47,7 +48,7 @@ describeWithKafka('outbox → Kafka → inbox (real broker)', () => {
 
   /** A consumer-group member, as a fresh service instance would start one; `metrics` counts its outcomes. */
   const startRunner = async (metrics = new Metrics()) => {
-    const processor = new MessageProcessor(dataSource, writer, metrics);
+    const processor = new MessageProcessor(new UnitOfWork(dataSource), writer, metrics);
     const runner = new KafkaConsumerRunner(client, registry, processor, { groupId, partitionsConsumedConcurrently: 3 });
     runners.push(runner);
     await runner.start();

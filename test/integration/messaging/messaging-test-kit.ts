@@ -12,6 +12,7 @@ export const relaySettings = (overrides: Partial<OutboxRelaySettings> = {}): Out
   leaseMs: 30_000,
   lanesPerRound: 64,
   retentionDays: 7,
+  inboxRetentionDays: 7,
   ...overrides,
 });
 

@@ -13,7 +13,6 @@ import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { OutboxSignal } from '../../../src/infrastructure/messaging/outbox/outbox-signal';
 import { OutboxWriter } from '../../../src/infrastructure/messaging/outbox/outbox-writer';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { DataSyncHandler } from '../../../src/modules/sync/data-sync.handler';
 import { SandboxJobConfigurationsRepository } from '../../../src/modules/sync/sandbox-job-configurations.repository';
 import { describeWithPostgres } from '../../setup/test-env';
@@ -79,7 +78,7 @@ describeWithPostgres('data sync (PostgreSQL, fake provider)', () => {
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
     ({ dataSource, database } = await openTestDataSource(8));
-    jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
+    jobs = new JobsRepository(dataSource);
     employerData = new EmployerDataRepository(dataSource);
   });
 

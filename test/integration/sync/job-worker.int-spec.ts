@@ -8,7 +8,6 @@ import { JobHandler, JobHandlerRegistry, JobOutcome, JobRunContext } from '../..
 import { JobSignal } from '../../../src/modules/jobs/job-signal';
 import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -79,7 +78,7 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
     ({ dataSource, database } = await openTestDataSource(12));
-    jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
+    jobs = new JobsRepository(dataSource);
     connectionId = (await createConnection(dataSource)).id;
   });
 

@@ -24,7 +24,8 @@ import { JobHandlerRegistry } from '../../../src/modules/jobs/job-handler';
 import { JobSignal } from '../../../src/modules/jobs/job-signal';
 import { JobWorker, JobWorkerSettings } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
-import { SagasRepository } from '../../../src/modules/saga-state/saga-state.repository';
+import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
+import { DomainEventBus } from '../../../src/domain/events/domain-event-bus';
 
 /** Worker settings for tests: fast polling, quick retries. */
 export const workerSettings = (overrides: Partial<JobWorkerSettings> = {}): JobWorkerSettings => ({
@@ -43,7 +44,7 @@ export function newWorker(
   settings: Partial<JobWorkerSettings> = {},
   signal = new JobSignal(),
 ): JobWorker {
-  return new JobWorker(dataSource, new JobsRepository(dataSource, new SagasRepository(dataSource)), registry, signal, clock, workerSettings(settings));
+  return new JobWorker(new UnitOfWork(dataSource), new JobsRepository(dataSource), registry, signal, clock, workerSettings(settings), new DomainEventBus());
 }
 
 /** A connection with its entities, as the connect flow would leave it. */
@@ -268,6 +269,9 @@ export class FakeProvider implements ProviderPort {
     throw new Error('not used by syncs');
   }
   unenroll(): Promise<never> {
+    throw new Error('not used by syncs');
+  }
+  applyChanges(): Promise<never> {
     throw new Error('not used by syncs');
   }
   enrollments(): Promise<never> {

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Connection, ConnectionStatus } from '../../../domain/connections/connection';
 import { ConnectionEntity } from '../../../domain/connections/entity-scope';
+import { affectedCount } from '../query-result';
 
 interface ConnectionRow {
   id: string;
@@ -65,6 +66,8 @@ export function toConnection(row: ConnectionRow): Connection {
   };
 }
 
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** Connections and their entities; every method takes the caller's transaction when it has one. */
 @Injectable()
 export class ConnectionsRepository {
@@ -78,6 +81,14 @@ export class ConnectionsRepository {
     if (lock) await this.db(manager).query(`SELECT 1 FROM connections WHERE id = $1 FOR UPDATE`, [id]);
     const [row] = await this.db(manager).query(`${SELECT_CONNECTION} WHERE c.id = $1`, [id]);
     return row ? toConnection(row) : undefined;
+  }
+
+  /** Several connections in one round trip, by id (unknown ids are left out). */
+  async findMany(ids: readonly string[], manager?: EntityManager): Promise<Map<string, Connection>> {
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))].filter((id) => UUID_PATTERN.test(id));
+    if (unique.length === 0) return new Map();
+    const rows = await this.db(manager).query(`${SELECT_CONNECTION} WHERE c.id = ANY($1::uuid[])`, [unique]);
+    return new Map(rows.map((row: Parameters<typeof toConnection>[0]) => [row.id, toConnection(row)]));
   }
 
   async findLiveForCustomer(applicationId: string, customerId: string, manager?: EntityManager): Promise<Connection | undefined> {
@@ -166,11 +177,11 @@ export class ConnectionsRepository {
   }
 
   async revokeTokens(connectionId: string, manager: EntityManager): Promise<number> {
-    const rows = await manager.query(
-      `UPDATE access_tokens SET revoked_at = now() WHERE connection_id = $1 AND revoked_at IS NULL RETURNING id`,
+    const result = await manager.query(
+      `UPDATE access_tokens SET revoked_at = now() WHERE connection_id = $1 AND revoked_at IS NULL`,
       [connectionId],
     );
-    return rows[0]?.length ?? rows.length;
+    return affectedCount(result);
   }
 
   async issueToken(connectionId: string, applicationId: string, digest: string, manager: EntityManager): Promise<string> {

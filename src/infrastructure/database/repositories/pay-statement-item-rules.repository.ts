@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ItemRule, RuleCondition } from '../../../domain/employer/pay-statement-item-rules';
 import { DomainError } from '../../../domain/shared/domain-error';
+import { returnedRows } from '../query-result';
 
 /** A stored rule of one entity. */
 export interface StoredItemRule extends ItemRule {
@@ -114,7 +115,7 @@ export class PayStatementItemRulesRepository {
       const fields = change(current);
       const priority = fields.priority ?? current.priority;
       await assertPriorityFree(manager, entityId, priority, id);
-      const [row] = updatedRows(
+      const [row] = returnedRows<RuleRow>(
         await manager.query(
           `UPDATE pay_statement_item_rules
            SET priority = $3, conditions = $4, attributes = $5, effective_start_date = $6, effective_end_date = $7, updated_at = $8
@@ -138,7 +139,7 @@ export class PayStatementItemRulesRepository {
 
   /** Marks the live rule deleted and returns it as it now is. Unknown or deleted → 404. */
   async delete(entityId: string, id: string, now: Date): Promise<StoredItemRule> {
-    const [row] = updatedRows(
+    const [row] = returnedRows<RuleRow>(
       await this.dataSource.query(
         `UPDATE pay_statement_item_rules SET deleted_at = $3
          WHERE entity_id = $1 AND id = $2 AND deleted_at IS NULL
@@ -149,11 +150,6 @@ export class PayStatementItemRulesRepository {
     if (!row) throw ruleNotFound(id);
     return toRule(row);
   }
-}
-
-/** TypeORM answers an UPDATE … RETURNING on postgres with `[rows, affected]`. */
-function updatedRows(result: [RuleRow[], number]): RuleRow[] {
-  return result[0];
 }
 
 async function lockEntity(manager: EntityManager, entityId: string): Promise<void> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
+import { affectedCount } from '../../database/query-result';
 import { IDEMPOTENCY_TTL_MS, IN_FLIGHT_TIMEOUT_MS } from './idempotency-key';
 
 /** How often this instance sweeps expired keys away (reads already ignore them). */
@@ -88,8 +89,7 @@ export class IdempotencyStore {
   /** Deletes expired keys; they are already treated as absent, this only keeps the table small. */
   async sweepExpired(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
-    const [, affected]: [unknown, number] = await this.dataSource.query(`DELETE FROM idempotency_keys WHERE created_at <= $1`, [cutoff]);
-    return affected;
+    return affectedCount(await this.dataSource.query(`DELETE FROM idempotency_keys WHERE created_at <= $1`, [cutoff]));
   }
 
   private async sweepNowAndThen(): Promise<void> {

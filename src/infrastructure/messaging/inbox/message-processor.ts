@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
+import { UnitOfWork } from '../../database/unit-of-work';
 import { Metrics } from '../../observability/metrics';
-import { HEADER, InboundMessage, MessageHandler, MessageHeaders, PoisonMessageError } from '../message';
+import { HEADER, InboundMessage, MessageHandler, MessageHeaders, OutboundMessage, PoisonMessageError } from '../message';
 import { MessageHandlerRegistry } from '../message-handler-registry';
 import { OutboxWriter } from '../outbox/outbox-writer';
 import { deadLetterTopicOf } from '../topics';
@@ -62,6 +63,36 @@ export function defaultMessageId(message: InboundMessage): string | undefined {
     : undefined;
 }
 
+/** The dead-letter topic's message for a dead letter: the reason, and the original as it came. */
+function deadLetterMessage(handler: MessageHandler, message: InboundMessage, messageId: string, id: string, reason: string): OutboundMessage {
+  return {
+    topic: deadLetterTopicOf(message.topic),
+    key: message.key ?? messageId,
+    type: 'DeadLetter',
+    messageId: id,
+    payload: {
+      dead_letter_id: id,
+      reason,
+      consumer: handler.consumer,
+      original: {
+        topic: message.topic,
+        partition: message.partition ?? null,
+        offset: message.offset ?? null,
+        key: message.key,
+        headers: message.headers,
+        value: message.value,
+      },
+    },
+    headers: {
+      [HEADER.deadLetterReason]: reason.slice(0, 500),
+      [HEADER.deadLetterConsumer]: handler.consumer,
+      [HEADER.originalTopic]: message.topic,
+      ...(message.partition !== undefined && { [HEADER.originalPartition]: String(message.partition) }),
+      ...(message.offset !== undefined && { [HEADER.originalOffset]: message.offset }),
+    },
+  };
+}
+
 /** Why a body is not JSON, or undefined when it parses. */
 function jsonProblemOf(value: string): string | undefined {
   try {
@@ -85,7 +116,7 @@ export class MessageProcessor {
   private readonly logger = new Logger(MessageProcessor.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly uow: UnitOfWork,
     private readonly outbox: OutboxWriter,
     private readonly metrics: Metrics,
   ) {}
@@ -97,7 +128,7 @@ export class MessageProcessor {
       outcome = await this.deadLetter(handler, message, messageId, problem);
     } else {
       try {
-        outcome = await this.dataSource.transaction(async (manager) => {
+        outcome = await this.uow.transaction(async (manager) => {
           if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
           await handler.handle(message, manager);
           return 'applied';
@@ -126,17 +157,23 @@ export class MessageProcessor {
    */
   async processBatch(handler: MessageHandler, messages: InboundMessage[], limits: BatchLimits = {}): Promise<ProcessOutcome[]> {
     if (messages.length === 0) return [];
+    if (handler.handleBatch) return this.processSetWise(handler, messages);
+    return this.batchTransaction(handler, async (manager) => {
+      const started = Date.now();
+      const results: ProcessOutcome[] = [];
+      for (const message of messages) {
+        results.push(await this.applyInBatch(manager, handler, message));
+        if (limits.stop?.() || (limits.maxMs !== undefined && Date.now() - started >= limits.maxMs)) break;
+      }
+      return results;
+    });
+  }
+
+  /** One batch's transaction, counted: its outcomes when it commits, a retry when it throws. */
+  private async batchTransaction(handler: MessageHandler, work: (manager: EntityManager) => Promise<ProcessOutcome[]>): Promise<ProcessOutcome[]> {
     let outcomes: ProcessOutcome[];
     try {
-      outcomes = await this.dataSource.transaction(async (manager) => {
-        const started = Date.now();
-        const results: ProcessOutcome[] = [];
-        for (const message of messages) {
-          results.push(await this.applyInBatch(manager, handler, message));
-          if (limits.stop?.() || (limits.maxMs !== undefined && Date.now() - started >= limits.maxMs)) break;
-        }
-        return results;
-      });
+      outcomes = await this.uow.transaction(work);
     } catch (error) {
       this.metrics.messageRetries.inc({ consumer: handler.consumer });
       throw error;
@@ -145,27 +182,110 @@ export class MessageProcessor {
     return outcomes;
   }
 
+  /**
+   * A batch applied set-wise, in ONE transaction, with a statement per table rather than per
+   * message: the inbox claims of the whole batch (a duplicate, also one repeated in the batch,
+   * is skipped), the handler's handleBatch, and the dead letters of what it found poison (and of
+   * what could not be read) with their outbox messages. A transient error rolls everything back
+   * and is thrown, as processBatch does.
+   */
+  private async processSetWise(handler: MessageHandler, messages: InboundMessage[]): Promise<ProcessOutcome[]> {
+    return this.batchTransaction(handler, async (manager) => {
+      const inspected = messages.map((message) => ({ message, ...this.inspect(handler, message) }));
+      const results: ProcessOutcome[] = new Array(messages.length).fill('duplicate');
+      const first = new Map<string, number>();
+      inspected.forEach(({ messageId, problem }, i) => {
+        if (problem === undefined && !first.has(messageId)) first.set(messageId, i);
+      });
+      const claimed = await this.claimMany(manager, handler, [...first.keys()], messages[0].topic);
+      const toApply = [...first].filter(([id]) => claimed.has(id)).map(([, i]) => i);
+      const reasons = toApply.length === 0 ? [] : await handler.handleBatch!(toApply.map((i) => messages[i]), manager);
+      const poison: { index: number; reason: string; claimed: boolean }[] = [];
+      toApply.forEach((index, k) => {
+        if (reasons[k] === null) results[index] = 'applied';
+        else poison.push({ index, reason: reasons[k]!, claimed: true });
+      });
+      inspected.forEach(({ problem }, index) => {
+        if (problem !== undefined) poison.push({ index, reason: problem, claimed: false });
+      });
+      const written = await this.writeDeadLetters(
+        manager,
+        handler,
+        poison.map((p) => ({ message: messages[p.index], messageId: inspected[p.index].messageId, reason: p.reason, claimed: p.claimed })),
+      );
+      poison.forEach((p, k) => (results[p.index] = written[k] ? 'dead_lettered' : 'duplicate'));
+      return results;
+    });
+  }
+
+  /** Claims many message ids for the consumer in one statement; answers those it claimed (the rest were there). */
+  private async claimMany(manager: EntityManager, handler: MessageHandler, messageIds: string[], topic: string): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const rows: { message_id: string }[] = await manager.query(
+      `INSERT INTO inbox_messages (consumer, message_id, topic) SELECT $1, m, $3 FROM unnest($2::text[]) AS m
+       ON CONFLICT DO NOTHING RETURNING message_id`,
+      [handler.consumer, messageIds, topic],
+    );
+    return new Set(rows.map((r) => r.message_id));
+  }
+
+  /**
+   * Dead letters of many messages, with their outbox messages, set-wise; a message not claimed
+   * yet is claimed first (one already in the inbox is a redelivery: written, false).
+   */
+  private async writeDeadLetters(
+    manager: EntityManager,
+    handler: MessageHandler,
+    letters: { message: InboundMessage; messageId: string; reason: string; claimed: boolean }[],
+  ): Promise<boolean[]> {
+    if (letters.length === 0) return [];
+    const toClaim = [...new Set(letters.filter((l) => !l.claimed).map((l) => l.messageId))];
+    const claimed = await this.claimMany(manager, handler, toClaim, letters[0].message.topic);
+    const seen = new Set<string>();
+    const written = letters.map((l) => {
+      const write = (l.claimed || claimed.has(l.messageId)) && !seen.has(l.messageId);
+      seen.add(l.messageId);
+      return write;
+    });
+    const rows = letters.filter((_, i) => written[i]).map((l) => ({ ...l, id: randomUUID() }));
+    if (rows.length === 0) return written;
+    for (const r of rows) this.logger.warn(`dead-lettering message ${r.messageId} from ${r.message.topic} for ${handler.consumer}: ${r.reason}`);
+    await manager.query(
+      `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, message_id, payload, headers, reason)
+       SELECT u.id, $1, u.topic, u.partition, u.offset, u.message_key, u.message_id, u.payload, u.headers, u.reason
+       FROM unnest($2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[])
+         AS u(id, topic, partition, "offset", message_key, message_id, payload, headers, reason)`,
+      [
+        handler.consumer,
+        rows.map((r) => r.id),
+        rows.map((r) => r.message.topic),
+        rows.map((r) => r.message.partition ?? null),
+        rows.map((r) => r.message.offset ?? null),
+        rows.map((r) => r.message.key),
+        rows.map((r) => r.messageId),
+        rows.map((r) => r.message.value),
+        rows.map((r) => JSON.stringify(r.message.headers)),
+        rows.map((r) => r.reason),
+      ],
+    );
+    await this.outbox.append(manager, rows.map((r) => deadLetterMessage(handler, r.message, r.messageId, r.id, r.reason)));
+    return written;
+  }
+
   /** One message of a batch, under its savepoint (see processBatch). */
   private async applyInBatch(manager: EntityManager, handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
     const { messageId, problem } = this.inspect(handler, message);
-    await manager.query('SAVEPOINT inbox_message');
-    if (problem !== undefined) {
-      const outcome = await this.writeDeadLetter(manager, handler, message, messageId, problem);
-      await manager.query('RELEASE SAVEPOINT inbox_message');
-      return outcome;
-    }
+    if (problem !== undefined) return this.writeDeadLetter(manager, handler, message, messageId, problem);
     try {
-      const claimed = await this.claim(manager, handler, messageId, message.topic);
-      if (claimed) await handler.handle(message, manager);
-      await manager.query('RELEASE SAVEPOINT inbox_message');
-      return claimed ? 'applied' : 'duplicate';
+      return await this.uow.savepoint(async () => {
+        const claimed = await this.claim(manager, handler, messageId, message.topic);
+        if (claimed) await handler.handle(message, manager);
+        return claimed ? 'applied' : 'duplicate';
+      });
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
-      // Only this message's writes go; the claim goes with them and is taken again by the dead letter.
-      await manager.query('ROLLBACK TO SAVEPOINT inbox_message');
-      const outcome = await this.writeDeadLetter(manager, handler, message, messageId, error.message);
-      await manager.query('RELEASE SAVEPOINT inbox_message');
-      return outcome;
+      // Only this message's writes went; the claim went with them and is taken again by the dead letter.
+      return this.writeDeadLetter(manager, handler, message, messageId, error.message);
     }
   }
 
@@ -192,7 +312,7 @@ export class MessageProcessor {
   }
 
   private deadLetter(handler: MessageHandler, message: InboundMessage, messageId: string, reason: string): Promise<ProcessOutcome> {
-    return this.dataSource.transaction((manager) => this.writeDeadLetter(manager, handler, message, messageId, reason));
+    return this.uow.transaction((manager) => this.writeDeadLetter(manager, handler, message, messageId, reason));
   }
 
   /** The dead letter, its inbox claim and its outbox message, in the caller's transaction. */
@@ -222,34 +342,7 @@ export class MessageProcessor {
         reason,
       ],
     );
-    await this.outbox.append(manager, [
-      {
-        topic: deadLetterTopicOf(message.topic),
-        key: message.key ?? messageId,
-        type: 'DeadLetter',
-        messageId: id,
-        payload: {
-          dead_letter_id: id,
-          reason,
-          consumer: handler.consumer,
-          original: {
-            topic: message.topic,
-            partition: message.partition ?? null,
-            offset: message.offset ?? null,
-            key: message.key,
-            headers: message.headers,
-            value: message.value,
-          },
-        },
-        headers: {
-          [HEADER.deadLetterReason]: reason.slice(0, 500),
-          [HEADER.deadLetterConsumer]: handler.consumer,
-          [HEADER.originalTopic]: message.topic,
-          ...(message.partition !== undefined && { [HEADER.originalPartition]: String(message.partition) }),
-          ...(message.offset !== undefined && { [HEADER.originalOffset]: message.offset }),
-        },
-      },
-    ]);
+    await this.outbox.append(manager, [deadLetterMessage(handler, message, messageId, id, reason)]);
     return 'dead_lettered';
   }
 
@@ -263,7 +356,7 @@ export class MessageProcessor {
    */
   async replay(deadLetterId: string, replay: DeadLetterReplay): Promise<ReplayOutcome> {
     try {
-      return await this.dataSource.transaction(async (manager): Promise<ReplayOutcome> => {
+      return await this.uow.transaction(async (manager): Promise<ReplayOutcome> => {
         const [row]: DeadLetterRow[] = await manager.query(
           `SELECT id, consumer, topic, partition, "offset", message_key, payload, headers, status
            FROM dead_letters WHERE id = $1 FOR UPDATE`,

@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
-import { MessageProcessor } from '../inbox/message-processor';
+import { isTransientDatabaseError } from '../../database/transient-errors';
+import { GroupCommit } from '../../scheduling/group-commit';
+import { MessageProcessor, ProcessOutcome } from '../inbox/message-processor';
 import { InboundMessage, MessageHandler, MessageHeaders } from '../message';
 import { MessageHandlerRegistry } from '../message-handler-registry';
 import { KafkaClient } from './kafka-client';
@@ -12,7 +14,7 @@ export interface KafkaConsumerSettings {
   /**
    * Consecutive messages of a partition applied in one transaction (1: each in its own). Bounds
    * how long a transaction holds its locks and how much a transient failure sends back to
-   * one-by-one processing. Default 100.
+   * one-by-one processing. Default 500.
    */
   batchMax?: number;
   /**
@@ -25,6 +27,12 @@ export interface KafkaConsumerSettings {
 }
 
 export const KAFKA_CONSUMER_SETTINGS = Symbol('KafkaConsumerSettings');
+
+/** Set-wise transactions of one handler at once (GroupCommit); partitions beyond it wait and join. */
+const TRANSACTIONS_AT_ONCE = 3;
+
+/** Runs of a batch that failed transiently before its messages are applied one by one. */
+const BATCH_ATTEMPTS = 3;
 
 const headersOf = (headers: IHeaders | undefined): MessageHeaders => {
   const out: MessageHeaders = {};
@@ -39,9 +47,10 @@ const headersOf = (headers: IHeaders | undefined): MessageHeaders => {
  * Runs the consumer group over every topic that has registered handlers. Each message is applied
  * through the inbox before its offset is resolved; offsets are committed after, so a crash
  * redelivers and the inbox drops what was already applied. A fetched batch is applied in runs of
- * up to `batchMax` messages, each run in one transaction (MessageProcessor.processBatch); a run
- * that fails transiently is applied again message by message, each retried with backoff in place
- * (keeping the partition's order); poison goes to the dead letters.
+ * up to `batchMax` messages (MessageProcessor.processBatch); a set-wise handler's runs from the
+ * partitions of one fetch share a transaction through a group commit. A run that fails
+ * transiently is tried again as a whole, then message by message, each retried with backoff in
+ * place (keeping the partition's order); poison goes to the dead letters.
  */
 @Injectable()
 export class KafkaConsumerRunner {
@@ -49,6 +58,7 @@ export class KafkaConsumerRunner {
   private consumer: Consumer | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
+  private readonly groupCommits = new Map<MessageHandler, GroupCommit<InboundMessage, ProcessOutcome>>();
   /** Backoff sleeps in progress; stop() cuts them short instead of waiting up to 10 s. */
   private readonly sleepers = new Set<() => void>();
 
@@ -119,7 +129,7 @@ export class KafkaConsumerRunner {
   }: EachBatchPayload): Promise<void> {
     const topic = this.client.topics.logical(batch.topic) ?? batch.topic;
     const handlers = this.registry.handlersFor(topic);
-    const size = Math.max(1, this.settings.batchMax ?? 100);
+    const size = Math.max(1, this.settings.batchMax ?? 500);
     const stop = () => this.stopped || !isRunning() || isStale();
     for (let at = 0; at < batch.messages.length; ) {
       if (stop()) break;
@@ -156,18 +166,25 @@ export class KafkaConsumerRunner {
     if (run.length > 1) {
       oneByOne = [];
       for (const [i, handler] of handlers.entries()) {
-        try {
-          // The first handler decides where the batch ends; the others apply exactly as many.
-          const outcomes = await this.processor.processBatch(
-            handler,
-            run.slice(0, length),
-            i === 0 ? { stop, maxMs: this.settings.batchMaxMs ?? 100 } : {},
-          );
-          length = outcomes.length;
-        } catch (error) {
-          if (this.stopped || !isRunning()) return 0;
-          this.logger.warn(`${handler.consumer}: a batch of ${length} failed, applying it one by one: ${(error as Error).message}`);
-          oneByOne.push(handler);
+        for (let attempt = 1; ; attempt++) {
+          try {
+            // The first handler decides where the batch ends; the others apply exactly as many.
+            const outcomes = handler.handleBatch
+              ? await this.groupCommitOf(handler).submit(run.slice(0, length))
+              : await this.processor.processBatch(handler, run.slice(0, length), i === 0 ? { stop, maxMs: this.settings.batchMaxMs ?? 100 } : {});
+            length = outcomes.length;
+            break;
+          } catch (error) {
+            if (this.stopped || !isRunning()) return 0;
+            // A deadlock with other work or a lost connection: the batch as a whole again, a few times.
+            if (isTransientDatabaseError(error) && attempt < BATCH_ATTEMPTS) {
+              await this.sleep(50 * attempt);
+              continue;
+            }
+            this.logger.warn(`${handler.consumer}: a batch of ${length} failed, applying it one by one: ${(error as Error).message}`);
+            oneByOne.push(handler);
+            break;
+          }
         }
       }
     }
@@ -189,6 +206,27 @@ export class KafkaConsumerRunner {
       if (stop()) break;
     }
     return applied;
+  }
+
+  /**
+   * A set-wise handler's runs go through a group commit: the runs of partitions fetched together
+   * (each small under a moderate load) are applied in one transaction, up to `batchMax` messages,
+   * with at most as many transactions at once as partitions were consumed at once before.
+   */
+  private groupCommitOf(handler: MessageHandler): GroupCommit<InboundMessage, ProcessOutcome> {
+    let commit = this.groupCommits.get(handler);
+    if (!commit) {
+      commit = new GroupCommit(
+        async (runs) => {
+          const outcomes = await this.processor.processBatch(handler, runs.flat());
+          let at = 0;
+          return runs.map((run) => outcomes.slice(at, (at += run.length)));
+        },
+        { maxItems: Math.max(1, this.settings.batchMax ?? 500), concurrency: TRANSACTIONS_AT_ONCE },
+      );
+      this.groupCommits.set(handler, commit);
+    }
+    return commit;
   }
 
   private async applyWithRetry(consumer: string, apply: () => Promise<unknown>, isRunning: () => boolean): Promise<boolean> {

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { affectedCount } from '../../database/query-result';
 import { Metrics } from '../../observability/metrics';
-import { MessageTransport, MESSAGE_TRANSPORT, RelayedMessage } from '../message-transport';
+import { PollingLoop, RoundOutcome } from '../../scheduling/polling-loop';
+import { MessageTransport, MESSAGE_TRANSPORT } from '../message-transport';
 import { OutboxSignal } from './outbox-signal';
 
 export interface OutboxRelaySettings {
@@ -14,9 +16,14 @@ export interface OutboxRelaySettings {
   lanesPerRound: number;
   /** Published rows older than this are purged. */
   retentionDays: number;
+  /** Inbox rows (consumed message ids) older than this are purged: the dedupe window. */
+  inboxRetentionDays: number;
 }
 
 export const OUTBOX_RELAY_SETTINGS = Symbol('OutboxRelaySettings');
+
+/** The least time between the starts of two rounds. */
+const LINGER_MS = 25;
 
 interface OutboxRow {
   id: string;
@@ -39,63 +46,66 @@ interface OutboxRow {
 export class OutboxRelay {
   private readonly logger = new Logger(OutboxRelay.name);
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private loop: Promise<void> | undefined;
-  private stopping = false;
-  private failures = 0;
+  private readonly loop: PollingLoop;
   private lastPurge = 0;
+  private lastRound = 0;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(MESSAGE_TRANSPORT) private readonly transport: MessageTransport,
-    private readonly signal: OutboxSignal,
+    signal: OutboxSignal,
     private readonly metrics: Metrics,
     @Inject(OUTBOX_RELAY_SETTINGS) private readonly settings: OutboxRelaySettings,
-  ) {}
+  ) {
+    this.loop = new PollingLoop({
+      name: 'outbox relay round',
+      pollMs: settings.pollMs,
+      signal,
+      logger: this.logger,
+      round: () => this.round(),
+      onFailure: () => this.metrics.outboxPublishFailures.inc(),
+    });
+  }
 
   start(): void {
-    if (this.loop) return;
-    this.stopping = false;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Finishes the round in flight, then stops; what is left is published by the next relay. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.signal.nudge();
-    await this.loop;
-    this.loop = undefined;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   get running(): boolean {
-    return this.loop !== undefined && !this.stopping;
+    return this.loop.running;
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      let published = 0;
-      try {
-        published = await this.publishRound();
-        this.failures = 0;
-        await this.purgeIfDue();
-      } catch (error) {
-        this.failures++;
-        this.metrics.outboxPublishFailures.inc();
-        this.logger.warn(`outbox relay round failed (attempt ${this.failures}): ${(error as Error).message}`);
-      }
-      if (this.stopping) break;
-      if (this.failures > 0) {
-        await this.signal.wait(Math.min(30_000, this.settings.pollMs * 2 ** Math.min(this.failures, 8)));
-      } else if (published === 0) {
-        await this.signal.wait(this.settings.pollMs);
-      }
-    }
+  private async round(): Promise<RoundOutcome> {
+    // Linger: rows committed close together (a busy consumer commits many times a second) go in
+    // one round rather than a round each, at the cost of a few milliseconds of delivery.
+    const since = Date.now() - this.lastRound;
+    if (since < LINGER_MS) await new Promise((resolve) => setTimeout(resolve, LINGER_MS - since));
+    this.lastRound = Date.now();
+    const { published, full } = await this.publishLanes();
+    await this.purgeIfDue();
+    // A round short of its limits left nothing behind: the next rows nudge the signal.
+    return published > 0 && full ? 'more' : 'wait';
   }
 
-  /** One round: lease free lanes that have work, publish their oldest rows, release. */
+  /** One round of publishing (publishLanes); answers how many rows it published. */
   async publishRound(): Promise<number> {
-    const lanes: number[] = (
-      await this.dataSource.query(
-        `UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + ($2 || ' milliseconds')::interval
+    return (await this.publishLanes()).published;
+  }
+
+  /**
+   * Leases free lanes that have work and reads their oldest rows (one statement), publishes
+   * them, then marks them published and releases the lanes (one statement). `full` when the
+   * round hit its row or lane limit, so more may be waiting.
+   */
+  private async publishLanes(): Promise<{ published: number; full: boolean }> {
+    const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
+      `WITH leased AS (
+         UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + ($2 || ' milliseconds')::interval
          WHERE lane IN (
            SELECT l.lane FROM outbox_lanes l
            WHERE l.lease_until < now()
@@ -103,51 +113,39 @@ export class OutboxRelay {
            ORDER BY random()
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
-         RETURNING lane`,
-        [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound],
-      )
-    )[0].map((r: { lane: number }) => r.lane);
-    if (lanes.length === 0) return 0;
-
+         RETURNING lane)
+       SELECT l.lanes, m.* FROM (SELECT array_agg(lane) AS lanes FROM leased) AS l
+         LEFT JOIN LATERAL (
+           SELECT id, message_id, topic, message_key, type, payload, headers FROM outbox_messages
+           WHERE lane = ANY(l.lanes) AND published_at IS NULL ORDER BY id LIMIT $4) AS m ON true`,
+      [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
+    );
+    const lanes: number[] = rows[0]?.lanes ?? [];
+    if (lanes.length === 0) return { published: 0, full: false };
+    const found = rows.filter((r) => r.id !== null);
+    const ids = found.map((r) => r.id);
     try {
-      const rows: OutboxRow[] = await this.dataSource.query(
-        `SELECT id, message_id, topic, message_key, type, payload, headers FROM outbox_messages
-         WHERE lane = ANY($1::smallint[]) AND published_at IS NULL
-         ORDER BY id LIMIT $2`,
-        [lanes, this.settings.batchSize],
-      );
-      if (rows.length === 0) return 0;
-      const messages: RelayedMessage[] = rows.map((r) => ({
-        messageId: r.message_id,
-        topic: r.topic,
-        key: r.message_key,
-        type: r.type,
-        payload: r.payload,
-        headers: r.headers,
-      }));
-      const ids = rows.map((r) => r.id);
-      try {
-        await this.transport.publish(messages);
-      } catch (error) {
-        await this.dataSource.query(
-          `UPDATE outbox_messages SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[])`,
-          [ids, String((error as Error).message).slice(0, 2000)],
+      if (found.length > 0) {
+        await this.transport.publish(
+          found.map((r) => ({ messageId: r.message_id, topic: r.topic, key: r.message_key, type: r.type, payload: r.payload, headers: r.headers })),
         );
-        throw error;
       }
+    } catch (error) {
       await this.dataSource.query(
-        `UPDATE outbox_messages SET published_at = now(), attempts = attempts + 1, last_error = NULL
-         WHERE id = ANY($1::bigint[])`,
-        [ids],
+        `WITH failed AS (UPDATE outbox_messages SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[]))
+         UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($3::smallint[]) AND leased_by = $4`,
+        [ids, String((error as Error).message).slice(0, 2000), lanes, this.owner],
       );
-      for (const m of messages) this.metrics.outboxPublished.inc({ topic: m.topic });
-      return rows.length;
-    } finally {
-      await this.dataSource.query(
-        `UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($1::smallint[]) AND leased_by = $2`,
-        [lanes, this.owner],
-      );
+      throw error;
     }
+    await this.dataSource.query(
+      `WITH published AS (
+         UPDATE outbox_messages SET published_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::bigint[]))
+       UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($2::smallint[]) AND leased_by = $3`,
+      [ids, lanes, this.owner],
+    );
+    for (const r of found) this.metrics.outboxPublished.inc({ topic: r.topic });
+    return { published: found.length, full: found.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
   }
 
   /** Rows committed and not yet published. */
@@ -162,9 +160,18 @@ export class OutboxRelay {
     if (now - this.lastPurge < 10 * 60_000) return;
     this.lastPurge = now;
     await this.pendingCount();
-    await this.dataSource.query(
-      `DELETE FROM outbox_messages WHERE published_at < now() - ($1 || ' days')::interval`,
-      [String(this.settings.retentionDays)],
-    );
+    await this.purge(`DELETE FROM outbox_messages WHERE id IN (
+       SELECT id FROM outbox_messages WHERE published_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.retentionDays);
+    // The inbox is the relay's upkeep too: the messaging side of the service runs it.
+    await this.purge(`DELETE FROM inbox_messages WHERE (consumer, message_id) IN (
+       SELECT consumer, message_id FROM inbox_messages WHERE received_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.inboxRetentionDays);
+  }
+
+  /** Deletes in chunks of 10,000 rows, so a long backlog never holds one long transaction. */
+  private async purge(sql: string, days: number): Promise<void> {
+    for (let round = 0; round < 100; round++) {
+      const result = await this.dataSource.query(sql, [String(days)]);
+      if (affectedCount(result) < 10_000) return;
+    }
   }
 }

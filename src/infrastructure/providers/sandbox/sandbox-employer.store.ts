@@ -17,6 +17,7 @@ import { ProviderCatalogue } from '../../../domain/providers/provider-catalogue'
 import { EmployerRef, Page, Paged } from '../../../domain/providers/provider-port';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { invalidRequest } from '../../../domain/shared/domain-error';
+import { returnedRows } from '../../database/query-result';
 import { generateSandboxEmployer, runsPayroll } from './sandbox-employer-generator';
 import { addDays, debitDateOf, isIsoDate, payPeriodOf, toIsoDate } from './sandbox-pay-calendar';
 import {
@@ -45,9 +46,6 @@ const STATEMENT_KINDS: readonly StatementKind[] = ['regular_payroll', 'off_cycle
 
 /** Only well-formed UUIDs reach a `uuid` column: anything else is simply unknown. */
 const uuidsOf = (ids: string[]) => [...new Set(ids.filter((id) => typeof id === 'string' && UUID.test(id)).map((id) => id.toLowerCase()))];
-
-/** UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver. */
-const updatedRows = <T>(result: unknown): T[] => (Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as T[]) : (result as T[]));
 
 interface PersonRow {
   id: string;
@@ -110,7 +108,7 @@ export class SandboxEmployerStore {
   async updateCompany(ref: EmployerRef, patch: Partial<Omit<CompanyRecord, 'id'>>): Promise<CompanyRecord> {
     await this.ensureEmployer(ref);
     const { id: _ignored, ...changes } = patch as Partial<CompanyRecord>;
-    const rows = updatedRows<{ company: CompanyRecord }>(
+    const rows = returnedRows<{ company: CompanyRecord }>(
       await this.dataSource.query(
         `UPDATE sandbox_employers SET company = company || $2::jsonb, updated_at = $3 WHERE entity_id = $1 RETURNING company`,
         [ref.entityId, JSON.stringify(changes), this.clock.now()],
@@ -200,7 +198,7 @@ export class SandboxEmployerStore {
     const names = Object.fromEntries(
       (['first_name', 'middle_name', 'last_name'] as const).filter((key) => key in changes).map((key) => [key, changes[key]]),
     );
-    const rows = updatedRows<{ individual: IndividualRecord }>(
+    const rows = returnedRows<{ individual: IndividualRecord }>(
       await this.dataSource.query(
         `UPDATE sandbox_individuals SET individual = individual || $3::jsonb, employment = employment || $4::jsonb
          WHERE entity_id = $1 AND id = $2 RETURNING individual`,
@@ -219,7 +217,7 @@ export class SandboxEmployerStore {
     await this.ensureEmployer(ref);
     if (!UUID.test(id)) return undefined;
     const { id: _id, first_name: _first, middle_name: _middle, last_name: _last, ...changes } = patch as Partial<EmploymentRecord>;
-    const rows = updatedRows<{ employment: EmploymentRecord }>(
+    const rows = returnedRows<{ employment: EmploymentRecord }>(
       await this.dataSource.query(
         `UPDATE sandbox_individuals SET employment = employment || $3::jsonb WHERE entity_id = $1 AND id = $2 RETURNING employment`,
         [ref.entityId, id, JSON.stringify(changes)],
@@ -294,7 +292,7 @@ export class SandboxEmployerStore {
   async updateBenefit(ref: EmployerRef, id: string, patch: { description: string }): Promise<SandboxBenefit | undefined> {
     await this.ensureEmployer(ref);
     if (!UUID.test(id)) return undefined;
-    const rows = updatedRows<{ id: string }>(
+    const rows = returnedRows<{ id: string }>(
       await this.dataSource.query(`UPDATE sandbox_benefits SET description = $3 WHERE entity_id = $1 AND id = $2 RETURNING id`, [
         ref.entityId,
         id,
@@ -368,10 +366,12 @@ export class SandboxEmployerStore {
     if (!isIsoDate(onDate)) throw invalidRequest(`The unenrollment date must be YYYY-MM-DD, not ${onDate}`);
     return this.dataSource.transaction(async (manager) => {
       const inForce = await readEnrollmentsInForce(manager, ref.entityId, onDate, { benefitId, individualIds: ids });
-      const scheduled: { individual_id: string }[] = await manager.query(
-        `DELETE FROM sandbox_enrollments WHERE entity_id = $1 AND benefit_id = $2 AND individual_id = ANY($3::uuid[]) AND effective_date > $4::date
-         RETURNING individual_id`,
-        [ref.entityId, benefitId, ids, onDate],
+      const scheduled = returnedRows<{ individual_id: string }>(
+        await manager.query(
+          `DELETE FROM sandbox_enrollments WHERE entity_id = $1 AND benefit_id = $2 AND individual_id = ANY($3::uuid[]) AND effective_date > $4::date
+           RETURNING individual_id`,
+          [ref.entityId, benefitId, ids, onDate],
+        ),
       );
       await manager.query(
         `UPDATE sandbox_enrollments e SET ended_on = $5::date, updated_at = $6
@@ -379,7 +379,7 @@ export class SandboxEmployerStore {
          WHERE e.entity_id = $1 AND e.benefit_id = $2 AND e.individual_id = k.individual_id AND e.effective_date = k.effective_date`,
         [ref.entityId, benefitId, inForce.map((e) => e.individual_id), inForce.map((e) => e.effective_date), onDate, this.clock.now()],
       );
-      return [...new Set([...inForce.map((e) => e.individual_id), ...updatedRows<{ individual_id: string }>(scheduled).map((r) => r.individual_id)])];
+      return [...new Set([...inForce.map((e) => e.individual_id), ...scheduled.map((r) => r.individual_id)])];
     });
   }
 

@@ -20,6 +20,8 @@ import {
   Page,
   Paged,
   ProviderBenefit,
+  ProviderChange,
+  ProviderChangeResult,
   ProviderEnrollment,
   ProviderEnrollmentConfiguration,
   ProviderIndividualResult,
@@ -172,6 +174,42 @@ export class SandboxProviderAdapter implements ProviderPort {
         ? { individual_id: id, code: 200 }
         : { individual_id: id, code: 404, message: `Individual ${id} has no enrollment in this benefit` },
     );
+  }
+
+  /** One live call for a whole batch: enrolls in one statement, ends in one per end date. */
+  async applyChanges(ref: EmployerRef, benefitId: string, changes: ProviderChange[]): Promise<ProviderChangeResult[]> {
+    await this.reach(ref);
+    const results = new Map<ProviderChange, ProviderChangeResult>();
+    const enrolls = changes.filter((c) => c.configuration !== null);
+    if (enrolls.length > 0) {
+      const known = await this.knownIndividuals(ref, enrolls.map((c) => c.individual_id));
+      const enrollable = enrolls.filter((c) => known.has(c.individual_id.toLowerCase()));
+      if (enrollable.length > 0) {
+        await this.store.enroll(
+          ref,
+          benefitId,
+          enrollable.map((c) => ({ individual_id: c.individual_id, effective_date: c.effective_date, configuration: c.configuration! })),
+        );
+      }
+      for (const c of enrolls) results.set(c, { ...resultFor(c.individual_id, known), effective_date: c.effective_date });
+    }
+    const endsByDate = new Map<string, ProviderChange[]>();
+    for (const c of changes) if (c.configuration === null) endsByDate.set(c.effective_date, [...(endsByDate.get(c.effective_date) ?? []), c]);
+    for (const [onDate, ends] of endsByDate) {
+      const ids = ends.map((c) => c.individual_id);
+      const ended = new Set(await this.store.unenroll(ref, benefitId, ids, onDate));
+      // A retried call finds the enrollment already ended on that date: done, not missing.
+      for (const id of await this.store.enrollmentsEndedOn(ref, benefitId, ids, onDate)) ended.add(id);
+      for (const c of ends) {
+        results.set(
+          c,
+          ended.has(c.individual_id.toLowerCase())
+            ? { individual_id: c.individual_id, code: 200, effective_date: onDate }
+            : { individual_id: c.individual_id, code: 404, message: `Individual ${c.individual_id} has no enrollment in this benefit`, effective_date: onDate },
+        );
+      }
+    }
+    return changes.map((c) => results.get(c)!);
   }
 
   async enrollments(ref: EmployerRef, benefitId: string, onDate: string, individualIds?: string[]): Promise<ProviderEnrollment[]> {

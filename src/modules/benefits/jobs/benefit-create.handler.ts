@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BenefitCreateParams } from '../../../domain/benefits/benefit-job-params';
-import { Job } from '../../../domain/jobs/job';
+import { Job, RetryPolicy } from '../../../domain/jobs/job';
 import { PROVIDER_PORT, ProviderPort } from '../../../domain/providers/provider-port';
 import { ConnectionsRepository } from '../../../infrastructure/database/repositories/connections.repository';
 import { JobHandler, JobOutcome } from '../../jobs/job-handler';
+import { ProviderRetryPolicies } from '../../providers/provider-retry-policies';
 import { benefitJobTarget } from './benefit-job-target';
 
 /**
@@ -17,8 +18,13 @@ export class BenefitCreateHandler implements JobHandler {
 
   constructor(
     private readonly connections: ConnectionsRepository,
+    private readonly retries: ProviderRetryPolicies,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
   ) {}
+
+  retryPolicy(job: Job): Promise<RetryPolicy> {
+    return this.retries.forConnection(job.connectionId);
+  }
 
   async run(job: Job): Promise<JobOutcome> {
     const target = await benefitJobTarget(this.connections, job);

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BenefitUpdateParams } from '../../../domain/benefits/benefit-job-params';
 import { isCreationPending } from '../../../domain/benefits/benefit-visibility';
-import { Job } from '../../../domain/jobs/job';
+import { Job, RetryPolicy } from '../../../domain/jobs/job';
 import { PROVIDER_PORT, ProviderPort } from '../../../domain/providers/provider-port';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../../infrastructure/database/repositories/connections.repository';
 import { JobHandler, JobOutcome } from '../../jobs/job-handler';
+import { ProviderRetryPolicies } from '../../providers/provider-retry-policies';
 import { BenefitsRepository } from '../benefits.repository';
 import { benefitJobTarget } from './benefit-job-target';
 
@@ -21,10 +22,15 @@ export class BenefitUpdateHandler implements JobHandler {
 
   constructor(
     private readonly connections: ConnectionsRepository,
+    private readonly retries: ProviderRetryPolicies,
     private readonly benefits: BenefitsRepository,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  retryPolicy(job: Job): Promise<RetryPolicy> {
+    return this.retries.forConnection(job.connectionId);
+  }
 
   async run(job: Job): Promise<JobOutcome> {
     const target = await benefitJobTarget(this.connections, job);

@@ -49,3 +49,33 @@ export class UnenrollIndividualsCommand extends Command<EnrollmentCommandResult>
     super();
   }
 }
+
+/** One request of a batch (an HRIS saga's), with who asked for it. */
+export interface EnrollmentRequestOrder {
+  /** Whose request it is (an HRIS event): refusing one of an owner's requests refuses them all. */
+  owner: string;
+  /** What a refusal names first: `${what}: ${message}`. */
+  what: string;
+  scope: BenefitScope;
+  benefitId: string;
+  work: { operation: 'enroll'; elements: EnrollmentElement[] } | { operation: 'unenroll'; individualIds: string[]; effectiveDate?: string };
+  context: EnrollmentCommandContext;
+}
+
+export interface EnrollmentRequestsResult {
+  /** Per request, in order; null for a refused owner's. */
+  results: (EnrollmentCommandResult | null)[];
+  /** Owners refused, with why (the REST API's own 4xx message). */
+  refused: Map<string, string>;
+}
+
+/**
+ * Many enroll and unenroll requests opened together (one transaction, set-wise): each is
+ * validated as its REST command would be; an owner with a refused request has none opened, the
+ * others are.
+ */
+export class OpenEnrollmentRequestsCommand extends Command<EnrollmentRequestsResult> {
+  constructor(readonly requests: readonly EnrollmentRequestOrder[]) {
+    super();
+  }
+}

@@ -1,52 +1,72 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { Benefit } from '../../../domain/benefits/benefit';
-import { BenefitEnrollParams, BenefitUnenrollParams, EnrollmentConfigurationParams } from '../../../domain/benefits/benefit-job-params';
-import { startOfUtcDate } from '../../../domain/benefits/effective-date';
-import { repeatedIds } from '../../../domain/benefits/enrollment-job';
+import { resolveEffectiveDate, utcDateOf } from '../../../domain/benefits/effective-date';
+import { benefitGroupOf, parseConfiguration, unsupportedFeatures } from '../../../domain/benefits/enrollment-configuration';
 import { Connection } from '../../../domain/connections/connection';
-import { Job } from '../../../domain/jobs/job';
+import { repeatedKeys } from '../../../domain/enrollments/enrollment-change';
+import { RequestItem } from '../../../domain/enrollments/enrollment-ledger';
 import { BenefitFeaturesAndOperations, benefitSupportOf, BenefitType } from '../../../domain/providers/provider';
 import { ProviderCatalogue } from '../../../domain/providers/provider-catalogue';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { DomainError, invalidRequest } from '../../../domain/shared/domain-error';
-import { AssistedWorkService } from '../../assisted/assisted-work.service';
-import { BenefitEventsWriter } from '../../benefits/benefit-events.writer';
-import { BenefitScope, BenefitsLookup } from '../../benefits/benefits-lookup.service';
-import { JobsRepository } from '../../jobs/jobs.repository';
-import { EnrollmentsRepository, GroupOperation } from '../enrollments.repository';
-import { EnrollmentSaga } from '../../../sagas/enrollment.saga';
-
-/** The internal job that submits one effective-date group to the provider (never pollable). */
-export const ENROLLMENT_GROUP_JOB = 'benefit_enrollment_group';
+import { BenefitScope } from '../../benefits/benefits-lookup.service';
+import { OpenEnrollment } from '../enrollment-lifecycle';
+import { EnrollmentCommandContext, EnrollmentElement } from './enrollment-commands';
 
 /** Messages beyond this many are summarised, so a 10,000-element body cannot produce a huge error. */
 const MAX_LISTED_PROBLEMS = 20;
 
-export interface PlannedGroup {
-  operation: GroupOperation;
-  effectiveDate: string;
-  items: { individual_id: string; configuration?: EnrollmentConfigurationParams }[];
-}
-
 /**
- * What enroll and unenroll share: the provider's support, and the one transaction that writes
- * the job (automated with its effective-date groups, or an Assisted ops task's manual job), the
- * saga that follows it, and the job-created event.
+ * What an enroll or unenroll request must pass before it reaches the lifecycle, whoever sends it
+ * (REST or an HRIS saga): the configurations by the benefit's type, the effective dates, each
+ * individual once per date, and the provider's support. Nothing is written for a refused one.
  */
 @Injectable()
-export class EnrollmentRequests {
+export class EnrollmentRequestRules {
   constructor(
-    readonly lookup: BenefitsLookup,
     private readonly catalogue: ProviderCatalogue,
-    private readonly enrollments: EnrollmentsRepository,
-    private readonly jobs: JobsRepository,
-    private readonly events: BenefitEventsWriter,
-    private readonly assistedWork: AssistedWorkService,
-    private readonly saga: EnrollmentSaga,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  /** An enroll request, validated whole (a DomainError names every problem), ready for the lifecycle. */
+  enroll(scope: BenefitScope, benefit: Benefit, elements: readonly EnrollmentElement[], context: EnrollmentCommandContext): OpenEnrollment {
+    const today = utcDateOf(this.clock.now());
+    const group = benefitGroupOf(benefit.type);
+    const problems: string[] = [];
+    const items: RequestItem[] = [];
+    elements.forEach((element, index) => {
+      const parsed = parseConfiguration(element.configuration, group, `[${index}].configuration`);
+      if (!parsed.ok) return void problems.push(...parsed.problems);
+      const date = resolveEffectiveDate(parsed.effectiveDate, today);
+      if (!date.ok) return void problems.push(`[${index}].configuration.${date.problem}`);
+      items.push({ individualId: element.individual_id.toLowerCase(), effectiveDate: date.date, configuration: parsed.configuration });
+    });
+    if (problems.length > 0) throw invalidRequest(`Invalid request: ${listed(problems)}`);
+    refuseRepeated(items);
+
+    const { support, providerName } = this.supportOf(scope.connection, benefit.type);
+    const unsupported = new Set<string>();
+    if (support?.supported_operations.individual_benefits.create === 'not_supported_by_provider') {
+      unsupported.add(`${providerName} does not support enrolling individuals in ${benefit.type} benefits`);
+    }
+    for (const item of items) for (const p of unsupportedFeatures(item.configuration!, support, benefit.type, providerName)) unsupported.add(p);
+    if (unsupported.size > 0) throw unprocessable([...unsupported]);
+    return { scope, benefit, request: { operation: 'enroll', items, occurredAt: context.occurredAt ?? null, sagaId: context.sagaId } };
+  }
+
+  /** An unenroll request from a date (absent or past: today), validated, ready for the lifecycle. */
+  unenroll(scope: BenefitScope, benefit: Benefit, individualIds: readonly string[], effectiveDate: string | undefined, context: EnrollmentCommandContext): OpenEnrollment {
+    const { support, providerName } = this.supportOf(scope.connection, benefit.type);
+    if (support === null) throw unprocessable([`${providerName} does not support ${benefit.type} benefits`]);
+    if (support.supported_operations.individual_benefits.delete === 'not_supported_by_provider') {
+      throw unprocessable([`${providerName} does not support unenrolling individuals from ${benefit.type} benefits`]);
+    }
+    const date = resolveEffectiveDate(effectiveDate, utcDateOf(this.clock.now()));
+    if (!date.ok) throw invalidRequest(`Invalid request: ${date.problem}`);
+    const items = individualIds.map((id) => ({ individualId: id.toLowerCase(), effectiveDate: date.date, configuration: null }));
+    refuseRepeated(items);
+    return { scope, benefit, request: { operation: 'unenroll', items, occurredAt: context.occurredAt ?? null, sagaId: context.sagaId } };
+  }
 
   /** The provider's support for the type through the connection's authentication method. */
   supportOf(connection: Connection, type: BenefitType): { support: BenefitFeaturesAndOperations | null; providerName: string } {
@@ -58,93 +78,16 @@ export class EnrollmentRequests {
       providerName: provider.display_name,
     };
   }
-
-  /** The job carrying the work, its saga and its event; in the caller's transaction. */
-  async open(
-    manager: EntityManager,
-    request: {
-      scope: BenefitScope;
-      benefit: Benefit;
-      work: { type: 'benefit_enroll'; params: BenefitEnrollParams } | { type: 'benefit_unenroll'; params: BenefitUnenrollParams };
-      groups: PlannedGroup[];
-      sagaId?: string;
-    },
-  ): Promise<Job> {
-    const { scope, benefit, work, groups } = request;
-    const now = this.clock.now();
-    const job = this.lookup.assisted(scope.connection)
-      ? await this.assistedWork.open(manager, { connection: scope.connection, entityId: scope.entity.id, work })
-      : await this.enqueue(manager, scope, benefit, work, groups, now);
-    const operation = work.type === 'benefit_enroll' ? 'enroll' : 'unenroll';
-    const groupSummary = groups.map((g) => ({ effective_date: g.effectiveDate, individuals: g.items.length }));
-    await this.saga.requested(manager, {
-      sagaId: request.sagaId,
-      connectionId: scope.connection.id,
-      entityId: scope.entity.id,
-      operation,
-      benefitId: benefit.id,
-      job,
-      groups: groupSummary,
-      at: now,
-    });
-    await this.events.record(manager, [
-      {
-        type: 'EnrollmentJobCreated',
-        connectionId: scope.connection.id,
-        entityId: scope.entity.id,
-        data: { job_id: job.id, job_kind: job.kind, operation, benefit_id: benefit.id, groups: groupSummary },
-      },
-    ]);
-    return job;
-  }
-
-  /** The automated job, its groups and the internal job of each, due on the group's date. */
-  private async enqueue(
-    manager: EntityManager,
-    scope: BenefitScope,
-    benefit: Benefit,
-    work: { type: string; params: unknown },
-    groups: PlannedGroup[],
-    now: Date,
-  ): Promise<Job> {
-    const job = await this.jobs.insert(
-      {
-        id: randomUUID(),
-        connectionId: scope.connection.id,
-        entityId: scope.entity.id,
-        kind: 'automated',
-        type: work.type,
-        params: work.params as Record<string, unknown>,
-        createdAt: now,
-      },
-      manager,
-    );
-    for (const group of groups) {
-      const groupId = randomUUID();
-      await this.enrollments.insertGroup({ id: groupId, jobId: job.id, benefitId: benefit.id, ...group }, manager);
-      const due = startOfUtcDate(group.effectiveDate);
-      await this.jobs.insert(
-        {
-          id: randomUUID(),
-          connectionId: scope.connection.id,
-          entityId: scope.entity.id,
-          kind: 'internal',
-          type: ENROLLMENT_GROUP_JOB,
-          params: { group_id: groupId, job_id: job.id },
-          createdAt: now,
-          scheduledAt: due > now ? due : now,
-        },
-        manager,
-      );
-    }
-    return job;
-  }
 }
 
-export function refuseRepeated(ids: string[]): void {
-  const repeated = repeatedIds(ids);
+/** 400 when an individual is named twice on one date (several dates are fine). */
+export function refuseRepeated(items: readonly { individualId: string; effectiveDate: string }[]): void {
+  const repeated = repeatedKeys(items.map((i) => `${i.individualId}|${i.effectiveDate}`)).map((key) => {
+    const [id, date] = key.split('|');
+    return `${id} on ${date}`;
+  });
   if (repeated.length > 0) {
-    throw invalidRequest(`Invalid request: each individual may appear once per request; repeated: ${listed(repeated)}`);
+    throw invalidRequest(`Invalid request: each individual may appear once per effective date; repeated: ${listed(repeated)}`);
   }
 }
 

@@ -32,7 +32,7 @@
     'benefit_update',
     'data_sync_all',
   ];
-  const TASK_STATUSES = ['open', 'completed', 'failed'];
+  const TASK_STATUSES = ['open', 'completed', 'failed', 'cancelled'];
   const TASK_TYPES = ['benefit_create', 'benefit_register', 'benefit_update', 'benefit_enroll', 'benefit_unenroll'];
   const DUE_STATES = ['on_time', 'due_today', 'overdue'];
   const DEAD_LETTER_STATUSES = ['open', 'replayed', 'discarded'];

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
 import { ManualJobBody } from '../../../domain/assisted/manual-job';
-import { IndividualResult } from '../../../domain/benefits/enrollment-job';
+import { IndividualResult } from '../../../domain/enrollments/enrollment-change';
 import { Job, JOB_KINDS, JOB_STATUSES, JobKind, JobStatus } from '../../../domain/jobs/job';
 import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { automatedJobView } from '../../sync/dto/job.dto';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
 import { OpsCredentials, resolveOpsCredentials } from '../../config/ops-credentials';
 import { DomainError } from '../../domain/shared/domain-error';
-import { OpsSignInThrottle } from '../ops-auth/ops-sign-in-throttle';
+import { OpsSignInThrottle } from './ops-sign-in-throttle';
 
 type OpsRequest = FastifyRequest & { opsUser?: string };
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { BenefitEvent, BenefitEventType } from '../../domain/benefits/benefit-events';
-import { Clock, CLOCK } from '../../domain/shared/clock';
-import { OutboxWriter } from '../../infrastructure/messaging/outbox/outbox-writer';
-import { TOPICS } from '../../infrastructure/messaging/topics';
+import { BenefitEvent, BenefitEventType } from '../../../domain/benefits/benefit-events';
+import { Clock, CLOCK } from '../../../domain/shared/clock';
+import { OutboxWriter } from './outbox-writer';
+import { TOPICS } from '../topics';
 
 export interface NewBenefitEvent {
   type: BenefitEventType;

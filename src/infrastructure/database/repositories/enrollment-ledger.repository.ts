@@ -1,0 +1,620 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { EnrollmentConfigurationParams } from '../../../domain/benefits/benefit-job-params';
+import { AppliedTimeline } from '../../../domain/enrollments/applied-timeline';
+import {
+  ChangeStatus,
+  EnrollmentChange,
+  EnrollmentGroup,
+  EnrollmentJob,
+  EnrollmentJobKind,
+  EnrollmentOperation,
+  GroupState,
+} from '../../../domain/enrollments/enrollment-change';
+import {
+  EnrollmentChangesSuperseded,
+  EnrollmentEvent,
+  EnrollmentGroupProcessed,
+  EnrollmentJobEnded,
+  EnrollmentJobOpened,
+} from '../../../domain/enrollments/enrollment-events';
+import { EnrollmentLedger, IndividualEnrollment, LatestStatus, LedgerBenefit, LedgerChanges } from '../../../domain/enrollments/enrollment-ledger';
+import { EnrollmentLedgerRepository, GroupWork } from '../../../domain/enrollments/enrollment-ledger.repository';
+import { DomainEventBus } from '../../../domain/events/domain-event-bus';
+import { Clock, CLOCK } from '../../../domain/shared/clock';
+import { BenefitEventsWriter, NewBenefitEvent } from '../../messaging/outbox/benefit-events.writer';
+import { UnitOfWork } from '../unit-of-work';
+
+/** The internal job that works one effective-date group on its date (never pollable). */
+export const ENROLLMENT_GROUP_JOB = 'benefit_enrollment_group';
+
+interface IndividualRow {
+  benefit_id: string;
+  individual_id: string;
+  entity_id: string;
+  applied: AppliedTimeline;
+  occurred_at: Date | null;
+  job_id: string | null;
+  job_type: string | null;
+  configuration: EnrollmentConfigurationParams | null;
+  effective_date: string | null;
+  status: LatestStatus;
+  ended_on: string | null;
+}
+
+interface ChangeRow {
+  group_id: string;
+  individual_id: string;
+  benefit_id: string;
+  position: number;
+  configuration: EnrollmentConfigurationParams | null;
+  status: ChangeStatus;
+  code: number | null;
+  message: string | null;
+  cancels: string[];
+  job_id: string;
+  operation: EnrollmentOperation;
+  effective_date: string;
+  job_seq: string;
+}
+
+interface GroupRow {
+  id: string;
+  job_id: string;
+  benefit_id: string;
+  operation: EnrollmentOperation;
+  effective_date: string;
+  job_seq: string;
+  state: GroupState;
+  waiting: number;
+  succeeded: number;
+  failed: number;
+  superseded: number;
+  kind: EnrollmentJobKind;
+  job_status: string;
+  connection_id: string;
+  entity_id: string;
+}
+
+const INDIVIDUAL_COLUMNS = `e.benefit_id, e.individual_id, e.entity_id, e.applied, e.occurred_at, e.job_id, j.type AS job_type, e.configuration,
+  to_char(e.effective_date, 'YYYY-MM-DD') AS effective_date, e.status, to_char(e.ended_on, 'YYYY-MM-DD') AS ended_on`;
+
+const individualOf = (row: IndividualRow): IndividualEnrollment => ({
+  individualId: row.individual_id,
+  entityId: row.entity_id,
+  applied: row.applied,
+  occurredAt: row.occurred_at === null ? null : new Date(row.occurred_at),
+  latest:
+    row.job_id === null || row.effective_date === null
+      ? null
+      : {
+          jobId: row.job_id,
+          operation: row.job_type === 'benefit_unenroll' ? 'unenroll' : 'enroll',
+          configuration: row.configuration,
+          effectiveDate: row.effective_date,
+          status: row.status,
+          endedOn: row.ended_on,
+        },
+});
+
+const changeOf = (row: ChangeRow): EnrollmentChange => ({
+  groupId: row.group_id,
+  jobId: row.job_id,
+  benefitId: row.benefit_id,
+  individualId: row.individual_id,
+  operation: row.operation,
+  effectiveDate: row.effective_date,
+  configuration: row.configuration,
+  order: Number(row.job_seq),
+  position: row.position,
+  status: row.status,
+  result: row.code === null ? null : { individual_id: row.individual_id, code: row.code, ...(row.message === null ? {} : { message: row.message }) },
+  cancels: row.cancels,
+});
+
+const groupOf = (row: GroupRow): EnrollmentGroup => ({
+  id: row.id,
+  jobId: row.job_id,
+  benefitId: row.benefit_id,
+  operation: row.operation,
+  effectiveDate: row.effective_date,
+  order: Number(row.job_seq),
+  state: row.state,
+  counts: { waiting: row.waiting, succeeded: row.succeeded, failed: row.failed, superseded: row.superseded },
+});
+
+/** A key that orders every caller's locks the same way: benefit, then individual. */
+const lockKey = (benefitId: string, individualId: string) => `${benefitId.toLowerCase()}:${individualId.toLowerCase()}`;
+
+/**
+ * Enrollment ledgers in PostgreSQL: `enrollments` (one row per benefit and individual),
+ * `enrollment_groups`, `enrollment_items` (one per individual of a group) and the request's row
+ * in `jobs`. Loads and saves are set-wise, a statement per table whatever the number of
+ * requests and individuals, so a batch of HRIS events costs about what one does.
+ *
+ * Locks: every change first takes a transaction-scoped advisory lock per (benefit, individual)
+ * it names, in one sorted order, then the rows of the jobs their waiting changes belong to
+ * (sorted), then reads. Changes of one individual therefore serialize, changes of others run
+ * side by side (no benefit-wide lock), and no two transactions wait on each other in a cycle.
+ */
+@Injectable()
+export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerRepository {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly outbox: BenefitEventsWriter,
+    private readonly bus: DomainEventBus,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  private get db(): EntityManager {
+    return this.uow.manager;
+  }
+
+  // ---- loading ----
+
+  async lockForRequests(requests: readonly { benefit: LedgerBenefit; individualIds: readonly string[] }[]): Promise<Map<string, EnrollmentLedger>> {
+    const benefits = new Map<string, { benefit: LedgerBenefit; individuals: Set<string> }>();
+    for (const { benefit, individualIds } of requests) {
+      const entry = benefits.get(benefit.id) ?? { benefit, individuals: new Set<string>() };
+      for (const id of individualIds) entry.individuals.add(id.toLowerCase());
+      benefits.set(benefit.id, entry);
+    }
+    const ledgers = await this.load([...benefits.values()].map((b) => ({ benefit: b.benefit, individualIds: [...b.individuals] })), [], true);
+    return new Map([...ledgers].map(([benefitId, { ledger }]) => [benefitId, ledger]));
+  }
+
+  lockForGroups(groupIds: readonly string[]): Promise<Map<string, GroupWork>> {
+    return this.groupWork(groupIds, true);
+  }
+
+  readGroups(groupIds: readonly string[]): Promise<Map<string, GroupWork>> {
+    return this.groupWork(groupIds, false);
+  }
+
+  private async groupWork(groupIds: readonly string[], lock: boolean): Promise<Map<string, GroupWork>> {
+    if (groupIds.length === 0) return new Map();
+    const rows: { group_id: string; benefit_id: string; connection_id: string; entity_id: string; individual_id: string | null }[] = await this.db.query(
+      `SELECT g.id AS group_id, g.benefit_id, b.connection_id, b.entity_id, i.individual_id
+       FROM enrollment_groups g JOIN benefits b ON b.id = g.benefit_id
+         LEFT JOIN enrollment_items i ON i.group_id = g.id AND i.status = 'waiting'
+       WHERE g.id = ANY($1::uuid[])`,
+      [groupIds],
+    );
+    const benefits = new Map<string, { benefit: LedgerBenefit; individualIds: Set<string> }>();
+    for (const row of rows) {
+      const entry = benefits.get(row.benefit_id) ?? {
+        benefit: { id: row.benefit_id, connectionId: row.connection_id, entityId: row.entity_id },
+        individualIds: new Set<string>(),
+      };
+      if (row.individual_id !== null) entry.individualIds.add(row.individual_id);
+      benefits.set(row.benefit_id, entry);
+    }
+    const loaded = await this.load(
+      [...benefits.values()].map((b) => ({ benefit: b.benefit, individualIds: [...b.individualIds] })),
+      [...new Set(rows.map((r) => r.group_id))],
+      lock,
+    );
+    const work = new Map<string, GroupWork>();
+    for (const { ledger } of loaded.values()) {
+      for (const groupId of groupIds) {
+        const group = ledger.group(groupId);
+        const job = group && ledger.job(group.jobId);
+        if (group && job) work.set(groupId, { ledger, group, job, changes: ledger.waitingOf(groupId) });
+      }
+    }
+    return work;
+  }
+
+  /**
+   * The ledgers of these benefits for these individuals (locked when `lock`), with the jobs of
+   * `alsoGroups` even when none of their changes still waits.
+   */
+  private async load(
+    slices: readonly { benefit: LedgerBenefit; individualIds: readonly string[] }[],
+    alsoGroups: readonly string[],
+    lock: boolean,
+  ): Promise<Map<string, { ledger: EnrollmentLedger }>> {
+    const keys = slices.flatMap((s) => s.individualIds.map((id) => [s.benefit.id.toLowerCase(), id.toLowerCase()] as const));
+    if (lock && keys.length > 0) {
+      const sorted = [...new Set(keys.map(([b, i]) => lockKey(b, i)))].sort();
+      // A function scan returns the array in order, so the locks are taken in that order.
+      await this.db.query(`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest($1::text[]) AS k`, [sorted]);
+    }
+    const benefitIds = keys.map(([b]) => b);
+    const individualIds = keys.map(([, i]) => i);
+    const individuals: IndividualRow[] =
+      keys.length === 0
+        ? []
+        : await this.db.query(
+            `SELECT ${INDIVIDUAL_COLUMNS}
+             FROM unnest($1::uuid[], $2::uuid[]) AS k(benefit_id, individual_id)
+               JOIN enrollments e ON e.benefit_id = k.benefit_id AND e.individual_id = k.individual_id
+               LEFT JOIN jobs j ON j.id = e.job_id`,
+            [benefitIds, individualIds],
+          );
+    const changes: ChangeRow[] =
+      keys.length === 0
+        ? []
+        : await this.db.query(
+            `SELECT i.group_id, i.individual_id, i.benefit_id, i.position, i.configuration, i.status, i.code, i.message, i.cancels,
+                    g.job_id, g.operation, to_char(g.effective_date, 'YYYY-MM-DD') AS effective_date, g.job_seq
+             FROM unnest($1::uuid[], $2::uuid[]) AS k(benefit_id, individual_id)
+               JOIN enrollment_items i ON i.benefit_id = k.benefit_id AND i.individual_id = k.individual_id AND i.status = 'waiting'
+               JOIN enrollment_groups g ON g.id = i.group_id`,
+            [benefitIds, individualIds],
+          );
+    let jobIds = [...new Set(changes.map((c) => c.job_id))];
+    if (alsoGroups.length > 0) {
+      const extra: { job_id: string }[] = await this.db.query(`SELECT DISTINCT job_id FROM enrollment_groups WHERE id = ANY($1::uuid[])`, [alsoGroups]);
+      jobIds = [...new Set([...jobIds, ...extra.map((r) => r.job_id)])];
+    }
+    // Jobs are locked after the individuals, in id order: their counts are read fresh under the lock.
+    if (lock && jobIds.length > 0) {
+      await this.db.query(`SELECT count(*) FROM (SELECT id FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) locked`, [jobIds]);
+    }
+    const groups: GroupRow[] =
+      jobIds.length === 0
+        ? []
+        : await this.db.query(
+            `SELECT g.id, g.job_id, g.benefit_id, g.operation, to_char(g.effective_date, 'YYYY-MM-DD') AS effective_date, g.job_seq, g.state,
+                    g.waiting, g.succeeded, g.failed, g.superseded, j.kind, j.status AS job_status, j.connection_id, j.entity_id
+             FROM enrollment_groups g JOIN jobs j ON j.id = g.job_id
+             WHERE g.job_id = ANY($1::uuid[])`,
+            [jobIds],
+          );
+
+    const ledgers = new Map<string, { ledger: EnrollmentLedger }>();
+    const individualsOf = groupBy(individuals, (r) => r.benefit_id);
+    const changesOf = groupBy(changes, (c) => c.benefit_id);
+    const groupsOf = groupBy(groups, (g) => g.benefit_id);
+    const benefitsOfGroups = new Map(groups.map((g) => [g.benefit_id, g]));
+    const allBenefits = new Map(slices.map((s) => [s.benefit.id.toLowerCase(), s.benefit]));
+    for (const g of benefitsOfGroups.values()) {
+      if (!allBenefits.has(g.benefit_id)) allBenefits.set(g.benefit_id, { id: g.benefit_id, connectionId: g.connection_id, entityId: g.entity_id });
+    }
+    for (const [benefitId, benefit] of allBenefits) {
+      const ownGroups = groupsOf.get(benefitId) ?? [];
+      const jobs = new Map<string, EnrollmentJob>();
+      for (const g of ownGroups) {
+        const job = jobs.get(g.job_id) ?? {
+          id: g.job_id,
+          kind: g.kind,
+          operation: g.operation,
+          connectionId: g.connection_id,
+          entityId: g.entity_id,
+          benefitId,
+          order: Number(g.job_seq),
+          status: g.job_status === 'complete' || g.job_status === 'error' ? g.job_status : 'pending',
+          counts: { waiting: 0, succeeded: 0, failed: 0, superseded: 0 },
+        };
+        job.counts.waiting += g.waiting;
+        job.counts.succeeded += g.succeeded;
+        job.counts.failed += g.failed;
+        job.counts.superseded += g.superseded;
+        jobs.set(g.job_id, job);
+      }
+      const ledger = EnrollmentLedger.restore({
+        benefit: { ...benefit, id: benefitId },
+        individuals: (individualsOf.get(benefitId) ?? []).map(individualOf),
+        changes: (changesOf.get(benefitId) ?? []).map(changeOf),
+        groups: ownGroups.map(groupOf),
+        jobs: [...jobs.values()],
+      });
+      ledgers.set(benefitId, { ledger });
+    }
+    return ledgers;
+  }
+
+  // ---- saving ----
+
+  async save(ledgers: Iterable<EnrollmentLedger>): Promise<void> {
+    const plans: LedgerChanges[] = [];
+    const events: EnrollmentEvent[] = [];
+    for (const ledger of ledgers) {
+      plans.push(ledger.pendingChanges());
+      events.push(...ledger.pullEvents());
+    }
+    const now = this.clock.now();
+    await this.insertJobs(plans.flatMap((p) => p.newJobs), plans.flatMap((p) => p.newChanges));
+    await this.insertChanges(plans.flatMap((p) => p.newChanges));
+    await this.updateChanges(plans.flatMap((p) => p.changedChanges));
+    await this.updateGroups(plans.flatMap((p) => p.changedGroups), now);
+    await this.callOff(plans.flatMap((p) => p.calledOffGroups), now);
+    await this.wakeWaiting(plans.flatMap((p) => p.changedGroups.filter((g) => g.state === 'processed').map((g) => g.id)), now);
+    await this.upsertIndividuals(
+      plans.flatMap((p) => p.individuals.map((individual) => ({ benefitId: p.benefitId, individual }))),
+      now,
+    );
+    await this.updateJobs(plans.flatMap((p) => p.progressedJobs), plans.flatMap((p) => p.endedJobs), now);
+    await this.outbox.record(this.db, events.flatMap(messageOf));
+    await this.bus.publish(events);
+  }
+
+  private async insertJobs(newJobs: LedgerChanges['newJobs'], changes: readonly EnrollmentChange[]): Promise<void> {
+    if (newJobs.length === 0) return;
+    const changesOf = groupBy(changes, (c) => c.jobId);
+    const paramsOf = (job: EnrollmentJob, groups: readonly EnrollmentGroup[]) => {
+      const own = changesOf.get(job.id) ?? [];
+      if (job.operation === 'unenroll') {
+        return { benefit_id: job.benefitId, effective_date: groups[0].effectiveDate, individual_ids: own.map((c) => c.individualId) };
+      }
+      return {
+        benefit_id: job.benefitId,
+        groups: groups.map((g) => ({
+          effective_date: g.effectiveDate,
+          items: own.filter((c) => c.groupId === g.id).map((c) => ({ individual_id: c.individualId, configuration: c.configuration })),
+        })),
+      };
+    };
+    await this.db.query(
+      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
+       SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.created_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[]) WITH ORDINALITY
+         AS u(id, connection_id, entity_id, kind, type, params, created_at, n)
+       ORDER BY u.n`,
+      [
+        newJobs.map((j) => j.job.id),
+        newJobs.map((j) => j.job.connectionId),
+        newJobs.map((j) => j.job.entityId),
+        newJobs.map((j) => j.job.kind),
+        newJobs.map((j) => `benefit_${j.job.operation}`),
+        newJobs.map((j) => JSON.stringify(paramsOf(j.job, j.groups))),
+        newJobs.map((j) => j.createdAt),
+      ],
+    );
+    const groups = newJobs.flatMap((j) => j.groups);
+    await this.db.query(
+      `INSERT INTO enrollment_groups (id, job_id, benefit_id, operation, effective_date, state, job_seq, waiting, succeeded, failed, superseded, processed_at)
+       SELECT u.id, u.job_id, u.benefit_id, u.operation, u.effective_date, u.state, j.seq, u.waiting, u.succeeded, u.failed, u.superseded,
+              CASE WHEN u.state = 'processed' THEN j.created_at END
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::date[], $6::text[], $7::int[], $8::int[], $9::int[], $10::int[])
+         AS u(id, job_id, benefit_id, operation, effective_date, state, waiting, succeeded, failed, superseded)
+         JOIN jobs j ON j.id = u.job_id`,
+      [
+        groups.map((g) => g.id),
+        groups.map((g) => g.jobId),
+        groups.map((g) => g.benefitId),
+        groups.map((g) => g.operation),
+        groups.map((g) => g.effectiveDate),
+        groups.map((g) => g.state),
+        groups.map((g) => g.counts.waiting),
+        groups.map((g) => g.counts.succeeded),
+        groups.map((g) => g.counts.failed),
+        groups.map((g) => g.counts.superseded),
+      ],
+    );
+  }
+
+  private async insertChanges(changes: readonly EnrollmentChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.db.query(
+      `INSERT INTO enrollment_items (group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)
+       SELECT u.group_id, u.individual_id, u.benefit_id, u.position, u.configuration, u.status, u.code, u.message,
+              ARRAY(SELECT jsonb_array_elements_text(u.cancels))::uuid[]
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::text[], $9::jsonb[])
+         AS u(group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)`,
+      [
+        changes.map((c) => c.groupId),
+        changes.map((c) => c.individualId),
+        changes.map((c) => c.benefitId),
+        changes.map((c) => c.position),
+        changes.map((c) => (c.configuration === null ? null : JSON.stringify(c.configuration))),
+        changes.map((c) => c.status),
+        changes.map((c) => c.result?.code ?? null),
+        changes.map((c) => c.result?.message ?? null),
+        changes.map((c) => JSON.stringify(c.cancels)),
+      ],
+    );
+  }
+
+  private async updateChanges(changes: readonly EnrollmentChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.db.query(
+      `UPDATE enrollment_items i SET status = u.status, code = u.code, message = u.message
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[]) AS u(group_id, individual_id, status, code, message)
+       WHERE i.group_id = u.group_id AND i.individual_id = u.individual_id`,
+      [
+        changes.map((c) => c.groupId),
+        changes.map((c) => c.individualId),
+        changes.map((c) => c.status),
+        changes.map((c) => c.result?.code ?? null),
+        changes.map((c) => c.result?.message ?? null),
+      ],
+    );
+  }
+
+  private async updateGroups(groups: readonly EnrollmentGroup[], now: Date): Promise<void> {
+    if (groups.length === 0) return;
+    await this.db.query(
+      `UPDATE enrollment_groups g SET state = u.state, waiting = u.waiting, succeeded = u.succeeded, failed = u.failed, superseded = u.superseded,
+              processed_at = CASE WHEN u.state = 'processed' THEN coalesce(g.processed_at, $7) ELSE g.processed_at END
+       FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[]) AS u(id, state, waiting, succeeded, failed, superseded)
+       WHERE g.id = u.id`,
+      [
+        groups.map((g) => g.id),
+        groups.map((g) => g.state),
+        groups.map((g) => g.counts.waiting),
+        groups.map((g) => g.counts.succeeded),
+        groups.map((g) => g.counts.failed),
+        groups.map((g) => g.counts.superseded),
+        now,
+      ],
+    );
+  }
+
+  /** Groups left with nothing to submit: their work job ends now instead of waking on the date for nothing. */
+  private async callOff(groupIds: readonly string[], now: Date): Promise<void> {
+    if (groupIds.length === 0) return;
+    await this.db.query(
+      `UPDATE jobs SET status = 'complete', completed_at = $2, result = jsonb_build_object('group_id', params->>'group_id', 'superseded', true)
+       WHERE type = '${ENROLLMENT_GROUP_JOB}' AND params->>'group_id' = ANY($1::text[]) AND status = 'pending'`,
+      [groupIds, now],
+    );
+  }
+
+  /**
+   * Groups of the same individuals whose date has come and that were put back to wait for these
+   * (now processed): due at once, instead of when their wait would have ended.
+   */
+  private async wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
+    if (processedGroups.length === 0) return;
+    await this.db.query(
+      `UPDATE jobs j SET scheduled_at = $2
+       FROM enrollment_groups g
+       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND j.status = 'pending' AND j.scheduled_at > $2 AND j.params->>'group_id' = g.id::text
+         AND g.state = 'waiting' AND g.effective_date <= $3::date
+         AND g.id IN (SELECT w.group_id FROM enrollment_items p
+                      JOIN enrollment_items w ON w.benefit_id = p.benefit_id AND w.individual_id = p.individual_id AND w.status = 'waiting'
+                      WHERE p.group_id = ANY($1::uuid[]))`,
+      [processedGroups, now, now.toISOString().slice(0, 10)],
+    );
+  }
+
+  private async upsertIndividuals(rows: readonly { benefitId: string; individual: IndividualEnrollment }[], now: Date): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(
+      `INSERT INTO enrollments (benefit_id, individual_id, entity_id, applied, occurred_at, job_id, configuration, effective_date, status, ended_on, updated_at)
+       SELECT u.benefit_id, u.individual_id, u.entity_id, u.applied, u.occurred_at, u.job_id, u.configuration, u.effective_date,
+              coalesce(u.status, 'pending'), u.ended_on, $11
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::timestamptz[], $6::uuid[], $7::jsonb[], $8::date[], $9::text[], $10::date[])
+         AS u(benefit_id, individual_id, entity_id, applied, occurred_at, job_id, configuration, effective_date, status, ended_on)
+       ORDER BY u.benefit_id, u.individual_id
+       ON CONFLICT (benefit_id, individual_id) DO UPDATE SET
+         applied = EXCLUDED.applied, occurred_at = EXCLUDED.occurred_at, job_id = EXCLUDED.job_id, configuration = EXCLUDED.configuration,
+         effective_date = EXCLUDED.effective_date, status = EXCLUDED.status, ended_on = EXCLUDED.ended_on, updated_at = EXCLUDED.updated_at`,
+      [
+        rows.map((r) => r.benefitId),
+        rows.map((r) => r.individual.individualId),
+        rows.map((r) => r.individual.entityId),
+        rows.map((r) => JSON.stringify(r.individual.applied)),
+        rows.map((r) => r.individual.occurredAt),
+        rows.map((r) => r.individual.latest?.jobId ?? null),
+        rows.map((r) => (r.individual.latest?.configuration ? JSON.stringify(r.individual.latest.configuration) : null)),
+        rows.map((r) => r.individual.latest?.effectiveDate ?? null),
+        rows.map((r) => r.individual.latest?.status ?? null),
+        rows.map((r) => r.individual.latest?.endedOn ?? null),
+        now,
+      ],
+    );
+  }
+
+  /**
+   * Jobs whose individuals got results: the per-individual results of all their groups so far,
+   * by date then request order; those that ended, their status too.
+   */
+  private async updateJobs(progressed: readonly string[], ended: LedgerChanges['endedJobs'], now: Date): Promise<void> {
+    const endings = new Map(ended.map((e) => [e.job.id, e]));
+    const ids = [...new Set([...progressed, ...endings.keys()])];
+    if (ids.length === 0) return;
+    await this.db.query(
+      `WITH results AS (
+         SELECT g.job_id, coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('individual_id', i.individual_id, 'code', i.code, 'message', i.message))
+                                  ORDER BY g.effective_date, i.position), '[]'::jsonb) AS individuals
+         FROM enrollment_groups g JOIN enrollment_items i ON i.group_id = g.id
+         WHERE g.job_id = ANY($1::uuid[]) AND i.status <> 'waiting'
+         GROUP BY g.job_id)
+       UPDATE jobs j SET status = coalesce(u.status, j.status), completed_at = CASE WHEN u.status IS NULL THEN j.completed_at ELSE $4 END,
+         started_at = coalesce(j.started_at, $4),
+         result = CASE WHEN j.kind = 'manual' THEN jsonb_build_object(
+             'benefit_id', j.params->>'benefit_id',
+             'note', (SELECT t.note FROM ops_tasks t WHERE t.job_id = j.id AND t.status IN ('completed', 'failed') ORDER BY t.resolved_at DESC LIMIT 1),
+             'error', CASE WHEN u.status = 'error'
+                           THEN coalesce(u.reason, CASE WHEN j.type = 'benefit_unenroll' THEN 'No individual could be unenrolled' ELSE 'No individual could be enrolled' END)
+                      END,
+             'individuals', coalesce(r.individuals, '[]'::jsonb))
+           ELSE jsonb_build_object('body', coalesce(r.individuals, '[]'::jsonb)) END
+       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, status, reason)
+         LEFT JOIN results r ON r.job_id = u.id
+       WHERE j.id = u.id`,
+      [ids, ids.map((id) => endings.get(id)?.job.status ?? null), ids.map((id) => endings.get(id)?.reason ?? null), now],
+    );
+  }
+
+  // ---- reads ----
+
+  async individualsOf(benefitId: string, individualIds?: readonly string[]): Promise<IndividualEnrollment[]> {
+    const rows: IndividualRow[] = await this.db.query(
+      `SELECT ${INDIVIDUAL_COLUMNS} FROM enrollments e LEFT JOIN jobs j ON j.id = e.job_id
+       WHERE e.benefit_id = $1 AND ($2::uuid[] IS NULL OR e.individual_id = ANY($2::uuid[]))
+       ORDER BY e.individual_id`,
+      [benefitId, individualIds?.map((id) => id.toLowerCase()) ?? null],
+    );
+    return rows.map(individualOf);
+  }
+
+  async enrollmentsOfIndividuals(individuals: readonly { entityId: string; individualId: string }[]): Promise<Map<string, Map<string, IndividualEnrollment>>> {
+    const result = new Map<string, Map<string, IndividualEnrollment>>(individuals.map((i) => [`${i.entityId}/${i.individualId.toLowerCase()}`, new Map()]));
+    if (individuals.length === 0) return result;
+    const rows: IndividualRow[] = await this.db.query(
+      `SELECT ${INDIVIDUAL_COLUMNS}
+       FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::uuid[]) AS k(entity_id, individual_id)) k
+         JOIN enrollments e ON e.entity_id = k.entity_id AND e.individual_id = k.individual_id
+         LEFT JOIN jobs j ON j.id = e.job_id
+       ORDER BY e.benefit_id`,
+      [individuals.map((i) => i.entityId), individuals.map((i) => i.individualId.toLowerCase())],
+    );
+    for (const row of rows) result.get(`${row.entity_id}/${row.individual_id}`)?.set(row.benefit_id, individualOf(row));
+    return result;
+  }
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+/** The versioned `benefits.events` message each ledger event is published as (none for a take-over). */
+function messageOf(event: EnrollmentEvent): NewBenefitEvent[] {
+  const { connectionId, entityId, benefitId } = event.scope;
+  const scope = { connectionId, entityId };
+  if (event instanceof EnrollmentJobOpened) {
+    return [
+      {
+        type: 'EnrollmentJobCreated',
+        ...scope,
+        data: {
+          job_id: event.job.id,
+          job_kind: event.job.kind,
+          operation: event.job.operation,
+          benefit_id: benefitId,
+          groups: event.groups.map((g) => ({ effective_date: g.effectiveDate, individuals: g.items.length })),
+        },
+      },
+    ];
+  }
+  if (event instanceof EnrollmentGroupProcessed) {
+    return [
+      {
+        type: 'EnrollmentGroupProcessed',
+        ...scope,
+        data: {
+          job_id: event.jobId,
+          benefit_id: benefitId,
+          operation: event.operation,
+          effective_date: event.effectiveDate,
+          succeeded: event.succeeded,
+          failed: event.results.length - event.succeeded,
+          results: event.results,
+        },
+      },
+    ];
+  }
+  if (event instanceof EnrollmentJobEnded) {
+    const { succeeded, failed, superseded } = event.counts;
+    return [
+      {
+        type: event.status === 'complete' ? 'EnrollmentJobCompleted' : 'EnrollmentJobFailed',
+        ...scope,
+        data: { job_id: event.job.id, benefit_id: benefitId, operation: event.job.operation, status: event.status, succeeded, failed: failed + superseded },
+      },
+    ];
+  }
+  if (event instanceof EnrollmentChangesSuperseded) return [];
+  return [];
+}
