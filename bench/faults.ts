@@ -11,8 +11,8 @@
  *   5. poison               1 % poison events (five kinds); the .dlq topic is read back too
  *   6. group-kill           three instances in one group; one killed with SIGKILL mid-stream
  *
- *   npm run faults                     the short version (a few hundred events per scenario)
- *   npm run faults -- --long           the long version (thousands per scenario), by hand
+ *   npm run faults                     the short version (a few thousand events per scenario)
+ *   npm run faults -- --long           the long version (tens of thousands per scenario), by hand
  *   npm run faults -- poison group-kill   only those
  *
  * Everything runs on loopback (127.0.0.1): the broker of TEST_KAFKA_BROKERS / KAFKA_BROKERS
@@ -85,7 +85,7 @@ interface Sizes {
 }
 
 const sizesOf = (options: FaultOptions): Sizes =>
-  options.long ? { valid: 4_000, employees: 60, settleMs: 900_000 } : { valid: 300, employees: 20, settleMs: 150_000 };
+  options.long ? { valid: 20_000, employees: 60, settleMs: 900_000 } : { valid: 3_000, employees: 20, settleMs: 150_000 };
 
 /** A killed member's partitions move after this long; the broker's minimum is 6 s. */
 const SESSION_TIMEOUT_MS = 10_000;

@@ -636,7 +636,7 @@ function postgresBinDir(): string {
  * that a fault drill may restart without touching the machine's shared server. PostgreSQL
  * refuses to run as root: as root, the programs run as the `postgres` user (runuser).
  */
-export async function startPrivatePostgres(port: number): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(port: number, settings: string[] = []): Promise<PrivatePostgres> {
   const bin = postgresBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'hris-faults-pg-'));
   const asRoot = process.getuid?.() === 0;
@@ -652,7 +652,7 @@ export async function startPrivatePostgres(port: number): Promise<PrivatePostgre
     if (result.status !== 0) throw new Error(`${program} ${args.join(' ')} failed (${result.status}): ${result.stderr?.toString()}${result.stdout?.toString()}`);
   };
   const data = join(dir, 'data');
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=on -c shared_buffers=64MB`;
+  const options = [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=on -c shared_buffers=64MB`, ...settings.map((s) => `-c ${s}`)].join(' ');
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const ctl = (args: string[]) => run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', options, ...args]);
   ctl(['start']);
@@ -880,12 +880,11 @@ export async function serviceEnrollments(db: DataSource, employers: Employer[]):
 /** (benefit, individual) keys whose latest processed group answered a failure for them. */
 async function lastCallFailed(db: DataSource): Promise<Set<string>> {
   const rows: { benefit_id: string; individual_id: string; code: number }[] = await db.query(
-    `SELECT DISTINCT ON (g.benefit_id, lower(r->>'individual_id')) g.benefit_id, lower(r->>'individual_id') AS individual_id, (r->>'code')::int AS code
-     FROM enrollment_groups g
-     JOIN jobs p ON p.id = g.job_id
-     CROSS JOIN jsonb_array_elements(coalesce(g.results, '[]'::jsonb)) r
-     WHERE g.status = 'processed'
-     ORDER BY g.benefit_id, lower(r->>'individual_id'), p.seq DESC, g.effective_date DESC`,
+    `SELECT DISTINCT ON (g.benefit_id, i.individual_id) g.benefit_id, i.individual_id::text AS individual_id, i.code
+     FROM enrollment_items i
+     JOIN enrollment_groups g ON g.id = i.group_id
+     WHERE i.status IN ('done', 'failed')
+     ORDER BY g.benefit_id, i.individual_id, g.job_seq DESC, g.effective_date DESC`,
   );
   return new Set(rows.filter((r) => r.code >= 300).map((r) => `${r.benefit_id}/${r.individual_id}`));
 }

@@ -27,9 +27,10 @@ import { JobWorker } from '../src/modules/jobs/job-worker';
 import { JobsRepository } from '../src/modules/jobs/jobs.repository';
 import { OutboxSignal } from '../src/infrastructure/messaging/outbox/outbox-signal';
 import { OutboxWriter } from '../src/infrastructure/messaging/outbox/outbox-writer';
-import { SagasRepository } from '../src/modules/saga-state/saga-state.repository';
 import { DataSyncHandler } from '../src/modules/sync/data-sync.handler';
 import { SandboxJobConfigurationsRepository } from '../src/modules/sync/sandbox-job-configurations.repository';
+import { UnitOfWork } from '../src/infrastructure/database/unit-of-work';
+import { DomainEventBus } from '../src/domain/events/domain-event-bus';
 
 export interface SandboxSyncResult {
   employee_size: number;
@@ -62,7 +63,7 @@ export async function measureSandboxSync(
   const store = new SandboxEmployerStore(dataSource, clock, catalogue);
   const provider = new SandboxProviderAdapter(store, catalogue, loadConfig({ PROVIDER_LATENCY_MS: '0' }));
   const employerData = new EmployerDataRepository(dataSource);
-  const jobs = new JobsRepository(dataSource, new SagasRepository(dataSource));
+  const jobs = new JobsRepository(dataSource);
   const registry = new JobHandlerRegistry();
   registry.register(
     new DataSyncHandler(
@@ -75,13 +76,13 @@ export async function measureSandboxSync(
     ),
   );
   const signal = new JobSignal();
-  const worker = new JobWorker(dataSource, jobs, registry, signal, clock, {
+  const worker = new JobWorker(new UnitOfWork(dataSource), jobs, registry, signal, clock, {
     pollMs: 50,
     leaseMs: 120_000,
     concurrency: 1,
     retry: DEFAULT_RETRY_POLICY,
     shutdownGraceMs: 5_000,
-  });
+  }, new DomainEventBus());
 
   const ref = await insertBenchConnection(dataSource, providerId, employeeSize);
   const generationStarted = process.hrtime.bigint();
