@@ -21,6 +21,11 @@ export interface EnrollmentLedgerRepository {
   lockForRequests(requests: readonly { benefit: LedgerBenefit; individualIds: readonly string[] }[]): Promise<Map<string, EnrollmentLedger>>;
   /** The ledgers holding these groups and their waiting individuals, locked; by group id (unknown groups are left out). */
   lockForGroups(groupIds: readonly string[]): Promise<Map<string, GroupWork>>;
+  /**
+   * As lockForGroups, without the individuals' enrollment rows: enough to check the groups'
+   * order and claim them before a provider call, not to record results.
+   */
+  lockGroupsToClaim(groupIds: readonly string[]): Promise<Map<string, GroupWork>>;
   /** As lockForGroups, without locks: for checks before a provider call. */
   readGroups(groupIds: readonly string[]): Promise<Map<string, GroupWork>>;
   /**

@@ -2,7 +2,7 @@ import { EnrollmentConfigurationParams } from '../benefits/benefit-job-params';
 import { inForceOn } from './applied-timeline';
 import { EnrollmentChange, EnrollmentGroup, EnrollmentJob, NO_CHANGES } from './enrollment-change';
 import { EnrollmentChangesSuperseded, EnrollmentGroupProcessed, EnrollmentJobEnded, EnrollmentJobOpened } from './enrollment-events';
-import { EnrollmentLedger, EnrollmentRequest, LedgerSlice } from './enrollment-ledger';
+import { EnrollmentLedger, EnrollmentRequest, IndividualEnrollment, LedgerSlice } from './enrollment-ledger';
 
 const pct = (amount: number): EnrollmentConfigurationParams => ({
   employee_deduction: { type: 'percent', amount },
@@ -44,7 +44,7 @@ const ok = (id: string) => ({ individual_id: id, code: 200 });
  * loads (the named individuals' rows and waiting changes, their groups and jobs) survives.
  */
 class Store {
-  rows = new Map<string, LedgerSlice['individuals'][number]>();
+  rows = new Map<string, IndividualEnrollment>();
   changes: EnrollmentChange[] = [];
   groups = new Map<string, EnrollmentGroup>();
   jobs = new Map<string, EnrollmentJob>();
@@ -273,6 +273,21 @@ describe('EnrollmentLedger', () => {
       const store = new Store();
       const { groups } = store.request(enroll([['a', TODAY, 100], ['a', '2027-01-01', 200]]));
       expect(store.openGroup(groups[1].id).orderCheck(groups[1].id)).toMatchObject({ ready: false, waitsFor: { groupId: groups[0].id } });
+    });
+
+    it('is checked, and a group claimed, without the individuals’ rows; results and requests need them', () => {
+      const store = new Store();
+      const older = store.request(enroll([['a', TODAY, 100]]));
+      const newer = store.request(enroll([['a', '2026-07-03', 200]]));
+      const withoutRows = () => EnrollmentLedger.restore({ ...store.sliceOfGroup(newer.groups[0].id), individuals: null });
+      const ledger = withoutRows();
+      expect(ledger.orderCheck(newer.groups[0].id)).toMatchObject({ ready: false, waitsFor: { groupId: older.groups[0].id } });
+      ledger.submitting(newer.groups[0].id);
+      expect(ledger.pendingChanges().changedGroups.map((g) => [g.id, g.state])).toEqual([[newer.groups[0].id, 'submitting']]);
+      expect(ledger.pendingChanges().individuals).toEqual([]);
+      // Recording a result or opening a request without the rows would overwrite them with guesses.
+      expect(() => withoutRows().processed(newer.groups[0].id, [ok('a')], NOW)).toThrow(/rows of benefit benefit-1 were not read/);
+      expect(() => withoutRows().request(enroll([['a', TODAY, 300]], { occurredAt: NOW }), NOW)).toThrow(/were not read/);
     });
   });
 

@@ -87,7 +87,11 @@ export interface LedgerBenefit {
 /** What a ledger is restored from: the slice of the benefit's state its command needs. */
 export interface LedgerSlice {
   benefit: LedgerBenefit;
-  individuals: IndividualEnrollment[];
+  /**
+   * The individuals' enrollment rows; null when not read: such a ledger orders, claims and hands
+   * over groups, and refuses anything that reads or changes an individual's row.
+   */
+  individuals: IndividualEnrollment[] | null;
   /** Waiting changes of those individuals, and the waiting changes of any group being processed. */
   changes: EnrollmentChange[];
   /** The groups of those changes. */
@@ -159,6 +163,7 @@ export class EnrollmentLedger {
     endedJobs: [],
   };
   private readonly dirtyIndividuals = new Set<string>();
+  private readonly individualsRead: boolean;
   private readonly dirtyChanges = new Set<EnrollmentChange>();
   private readonly dirtyGroups = new Set<string>();
   private readonly newGroupIds = new Set<string>();
@@ -170,7 +175,8 @@ export class EnrollmentLedger {
     slice: LedgerSlice,
     private readonly newId: () => string,
   ) {
-    for (const individual of slice.individuals) this.individuals.set(individual.individualId, { ...individual });
+    this.individualsRead = slice.individuals !== null;
+    for (const individual of slice.individuals ?? []) this.individuals.set(individual.individualId, { ...individual });
     for (const change of slice.changes) this.hold({ ...change, cancels: [...change.cancels] });
     for (const group of slice.groups) this.groups.set(group.id, { ...group, counts: { ...group.counts } });
     for (const job of slice.jobs) this.jobs.set(job.id, { ...job, counts: { ...job.counts } });
@@ -194,7 +200,7 @@ export class EnrollmentLedger {
     // An unenroll is never stale: a termination ends what is there, whatever came since.
     if (request.occurredAt !== null && request.operation === 'enroll') {
       for (const item of request.items) {
-        const occurredAt = this.individuals.get(item.individualId)?.occurredAt;
+        const occurredAt = this.individualRow(item.individualId)?.occurredAt;
         if (occurredAt && occurredAt > request.occurredAt) staleIds.add(item.individualId);
       }
     }
@@ -484,7 +490,7 @@ export class EnrollmentLedger {
   // ---- reads ----
 
   individual(individualId: string): IndividualEnrollment | undefined {
-    return this.individuals.get(individualId);
+    return this.individualRow(individualId);
   }
 
   // ---- what a save needs ----
@@ -516,8 +522,14 @@ export class EnrollmentLedger {
     else this.changesIn.set(change.groupId, [change]);
   }
 
+  private individualRow(individualId: string): IndividualEnrollment | undefined {
+    // Without the rows, "none" would be a guess: a fresh row would overwrite the stored one.
+    if (!this.individualsRead) throw new Error(`the enrollment rows of benefit ${this.benefit.id} were not read into this ledger`);
+    return this.individuals.get(individualId);
+  }
+
   private individualOf(individualId: string): IndividualEnrollment {
-    let row = this.individuals.get(individualId);
+    let row = this.individualRow(individualId);
     if (!row) {
       row = { individualId, entityId: this.benefit.entityId, applied: [], occurredAt: null, latest: null };
       this.individuals.set(individualId, row);

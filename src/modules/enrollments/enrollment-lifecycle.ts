@@ -121,16 +121,21 @@ export class EnrollmentLifecycle {
    * individuals over. Answers the chosen groups that were not processed meanwhile.
    */
   claim(groupIds: readonly string[], choose: (works: ReadonlyMap<string, GroupWork>) => Promise<readonly string[]>): Promise<Map<string, GroupWork>> {
-    return this.steps(groupIds, async (works) => {
-      const chosen = new Map<string, GroupWork>();
-      for (const id of await choose(works)) {
-        const work = works.get(id);
-        if (!work || work.group.state === 'processed') continue;
-        if (work.group.state !== 'submitting') work.ledger.submitting(id);
-        chosen.set(id, work);
-      }
-      return chosen;
-    });
+    // Ordering and claiming read no individual's enrollment row: those are left unread.
+    return this.steps(
+      groupIds,
+      async (works) => {
+        const chosen = new Map<string, GroupWork>();
+        for (const id of await choose(works)) {
+          const work = works.get(id);
+          if (!work || work.group.state === 'processed') continue;
+          if (work.group.state !== 'submitting') work.ledger.submitting(id);
+          chosen.set(id, work);
+        }
+        return chosen;
+      },
+      (ids) => this.ledgers.lockGroupsToClaim(ids),
+    );
   }
 
   /** The group's turn came on an Assisted provider: its staff get it as a task. */
@@ -183,9 +188,13 @@ export class EnrollmentLifecycle {
     });
   }
 
-  private steps<T>(groupIds: readonly string[], change: (works: Map<string, GroupWork>) => T | Promise<T>): Promise<T> {
+  private steps<T>(
+    groupIds: readonly string[],
+    change: (works: Map<string, GroupWork>) => T | Promise<T>,
+    lock: (groupIds: readonly string[]) => Promise<Map<string, GroupWork>> = (ids) => this.ledgers.lockForGroups(ids),
+  ): Promise<T> {
     return this.uow.transaction(async () => {
-      const works = await this.ledgers.lockForGroups(groupIds);
+      const works = await lock(groupIds);
       const answer = await change(works);
       await this.ledgers.save(new Set([...works.values()].map((w) => w.ledger)));
       return answer;

@@ -123,6 +123,13 @@ const groupOf = (row: GroupRow): EnrollmentGroup => ({
   counts: { waiting: row.waiting, succeeded: row.succeeded, failed: row.failed, superseded: row.superseded },
 });
 
+/**
+ * Rows for `jsonb_to_recordset`: one JSON text for a whole set. Faster than one array
+ * parameter per column for large sets, where node-postgres quotes and escapes every element
+ * (JSON values twice), and JSON columns travel as themselves.
+ */
+const recordset = (rows: readonly Record<string, unknown>[]): string => JSON.stringify(rows);
+
 /** A key that orders every caller's locks the same way: benefit, then individual. */
 const lockKey = (benefitId: string, individualId: string) => `${benefitId.toLowerCase()}:${individualId.toLowerCase()}`;
 
@@ -167,11 +174,15 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     return this.groupWork(groupIds, true);
   }
 
+  lockGroupsToClaim(groupIds: readonly string[]): Promise<Map<string, GroupWork>> {
+    return this.groupWork(groupIds, true, false);
+  }
+
   readGroups(groupIds: readonly string[]): Promise<Map<string, GroupWork>> {
     return this.groupWork(groupIds, false);
   }
 
-  private async groupWork(groupIds: readonly string[], lock: boolean): Promise<Map<string, GroupWork>> {
+  private async groupWork(groupIds: readonly string[], lock: boolean, withIndividuals = true): Promise<Map<string, GroupWork>> {
     if (groupIds.length === 0) return new Map();
     const rows: { group_id: string; benefit_id: string; connection_id: string; entity_id: string; individual_id: string | null }[] = await this.db.query(
       `SELECT g.id AS group_id, g.benefit_id, b.connection_id, b.entity_id, i.individual_id
@@ -193,6 +204,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       [...benefits.values()].map((b) => ({ benefit: b.benefit, individualIds: [...b.individualIds] })),
       [...new Set(rows.map((r) => r.group_id))],
       lock,
+      withIndividuals,
     );
     const work = new Map<string, GroupWork>();
     for (const { ledger } of loaded.values()) {
@@ -213,6 +225,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     slices: readonly { benefit: LedgerBenefit; individualIds: readonly string[] }[],
     alsoGroups: readonly string[],
     lock: boolean,
+    withIndividuals = true,
   ): Promise<Map<string, { ledger: EnrollmentLedger }>> {
     const keys = slices.flatMap((s) => s.individualIds.map((id) => [s.benefit.id.toLowerCase(), id.toLowerCase()] as const));
     if (lock && keys.length > 0) {
@@ -223,7 +236,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     const benefitIds = keys.map(([b]) => b);
     const individualIds = keys.map(([, i]) => i);
     const individuals: IndividualRow[] =
-      keys.length === 0
+      keys.length === 0 || !withIndividuals
         ? []
         : await this.db.query(
             `SELECT ${INDIVIDUAL_COLUMNS}
@@ -295,7 +308,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       }
       const ledger = EnrollmentLedger.restore({
         benefit: { ...benefit, id: benefitId },
-        individuals: (individualsOf.get(benefitId) ?? []).map(individualOf),
+        individuals: withIndividuals ? (individualsOf.get(benefitId) ?? []).map(individualOf) : null,
         changes: (changesOf.get(benefitId) ?? []).map(changeOf),
         groups: ownGroups.map(groupOf),
         jobs: [...jobs.values()],
@@ -349,17 +362,23 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     await this.db.query(
       `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
        SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.created_at
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[]) WITH ORDINALITY
-         AS u(id, connection_id, entity_id, kind, type, params, created_at, n)
+       FROM jsonb_to_recordset($1::jsonb)
+         AS u(n int, id uuid, connection_id uuid, entity_id uuid, kind text, type text, params jsonb, created_at timestamptz)
        ORDER BY u.n`,
       [
-        newJobs.map((j) => j.job.id),
-        newJobs.map((j) => j.job.connectionId),
-        newJobs.map((j) => j.job.entityId),
-        newJobs.map((j) => j.job.kind),
-        newJobs.map((j) => `benefit_${j.job.operation}`),
-        newJobs.map((j) => JSON.stringify(paramsOf(j.job, j.groups))),
-        newJobs.map((j) => j.createdAt),
+        // In opening order: a job's seq (its request order) is taken as it is inserted.
+        recordset(
+          newJobs.map((j, n) => ({
+            n,
+            id: j.job.id,
+            connection_id: j.job.connectionId,
+            entity_id: j.job.entityId,
+            kind: j.job.kind,
+            type: `benefit_${j.job.operation}`,
+            params: paramsOf(j.job, j.groups),
+            created_at: j.createdAt,
+          })),
+        ),
       ],
     );
     const groups = newJobs.flatMap((j) => j.groups);
@@ -389,20 +408,23 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (changes.length === 0) return;
     await this.db.query(
       `INSERT INTO enrollment_items (group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)
-       SELECT u.group_id, u.individual_id, u.benefit_id, u.position, u.configuration, u.status, u.code, u.message,
-              ARRAY(SELECT jsonb_array_elements_text(u.cancels))::uuid[]
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::text[], $9::jsonb[])
-         AS u(group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)`,
+       SELECT u.group_id, u.individual_id, u.benefit_id, u.position, u.configuration, u.status, u.code, u.message, u.cancels
+       FROM jsonb_to_recordset($1::jsonb)
+         AS u(group_id uuid, individual_id uuid, benefit_id uuid, position int, configuration jsonb, status text, code int, message text, cancels uuid[])`,
       [
-        changes.map((c) => c.groupId),
-        changes.map((c) => c.individualId),
-        changes.map((c) => c.benefitId),
-        changes.map((c) => c.position),
-        changes.map((c) => (c.configuration === null ? null : JSON.stringify(c.configuration))),
-        changes.map((c) => c.status),
-        changes.map((c) => c.result?.code ?? null),
-        changes.map((c) => c.result?.message ?? null),
-        changes.map((c) => JSON.stringify(c.cancels)),
+        recordset(
+          changes.map((c) => ({
+            group_id: c.groupId,
+            individual_id: c.individualId,
+            benefit_id: c.benefitId,
+            position: c.position,
+            configuration: c.configuration,
+            status: c.status,
+            code: c.result?.code ?? null,
+            message: c.result?.message ?? null,
+            cancels: c.cancels,
+          })),
+        ),
       ],
     );
   }
@@ -411,14 +433,18 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (changes.length === 0) return;
     await this.db.query(
       `UPDATE enrollment_items i SET status = u.status, code = u.code, message = u.message
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[]) AS u(group_id, individual_id, status, code, message)
+       FROM jsonb_to_recordset($1::jsonb) AS u(group_id uuid, individual_id uuid, status text, code int, message text)
        WHERE i.group_id = u.group_id AND i.individual_id = u.individual_id`,
       [
-        changes.map((c) => c.groupId),
-        changes.map((c) => c.individualId),
-        changes.map((c) => c.status),
-        changes.map((c) => c.result?.code ?? null),
-        changes.map((c) => c.result?.message ?? null),
+        recordset(
+          changes.map((c) => ({
+            group_id: c.groupId,
+            individual_id: c.individualId,
+            status: c.status,
+            code: c.result?.code ?? null,
+            message: c.result?.message ?? null,
+          })),
+        ),
       ],
     );
   }
@@ -475,24 +501,29 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     await this.db.query(
       `INSERT INTO enrollments (benefit_id, individual_id, entity_id, applied, occurred_at, job_id, configuration, effective_date, status, ended_on, updated_at)
        SELECT u.benefit_id, u.individual_id, u.entity_id, u.applied, u.occurred_at, u.job_id, u.configuration, u.effective_date,
-              coalesce(u.status, 'pending'), u.ended_on, $11
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::timestamptz[], $6::uuid[], $7::jsonb[], $8::date[], $9::text[], $10::date[])
-         AS u(benefit_id, individual_id, entity_id, applied, occurred_at, job_id, configuration, effective_date, status, ended_on)
+              coalesce(u.status, 'pending'), u.ended_on, $2
+       FROM jsonb_to_recordset($1::jsonb)
+         AS u(benefit_id uuid, individual_id uuid, entity_id uuid, applied jsonb, occurred_at timestamptz, job_id uuid, configuration jsonb,
+              effective_date date, status text, ended_on date)
        ORDER BY u.benefit_id, u.individual_id
        ON CONFLICT (benefit_id, individual_id) DO UPDATE SET
          applied = EXCLUDED.applied, occurred_at = EXCLUDED.occurred_at, job_id = EXCLUDED.job_id, configuration = EXCLUDED.configuration,
          effective_date = EXCLUDED.effective_date, status = EXCLUDED.status, ended_on = EXCLUDED.ended_on, updated_at = EXCLUDED.updated_at`,
       [
-        rows.map((r) => r.benefitId),
-        rows.map((r) => r.individual.individualId),
-        rows.map((r) => r.individual.entityId),
-        rows.map((r) => JSON.stringify(r.individual.applied)),
-        rows.map((r) => r.individual.occurredAt),
-        rows.map((r) => r.individual.latest?.jobId ?? null),
-        rows.map((r) => (r.individual.latest?.configuration ? JSON.stringify(r.individual.latest.configuration) : null)),
-        rows.map((r) => r.individual.latest?.effectiveDate ?? null),
-        rows.map((r) => r.individual.latest?.status ?? null),
-        rows.map((r) => r.individual.latest?.endedOn ?? null),
+        recordset(
+          rows.map(({ benefitId, individual }) => ({
+            benefit_id: benefitId,
+            individual_id: individual.individualId,
+            entity_id: individual.entityId,
+            applied: individual.applied,
+            occurred_at: individual.occurredAt,
+            job_id: individual.latest?.jobId ?? null,
+            configuration: individual.latest?.configuration ?? null,
+            effective_date: individual.latest?.effectiveDate ?? null,
+            status: individual.latest?.status ?? null,
+            ended_on: individual.latest?.endedOn ?? null,
+          })),
+        ),
         now,
       ],
     );
