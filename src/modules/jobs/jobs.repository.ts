@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
 import { affectedCount, returnedRows } from '../../infrastructure/database/query-result';
+import { recordset } from '../../infrastructure/database/recordset';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 
 /** A `jobs` row as the database answers it (JOB_COLUMNS). */
@@ -91,18 +92,23 @@ export class JobsRepository {
     await manager.query(
       `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
        SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.scheduled_at
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[], $8::timestamptz[]) WITH ORDINALITY
-         AS u(id, connection_id, entity_id, kind, type, params, created_at, scheduled_at, n)
+       FROM jsonb_to_recordset($1::jsonb)
+         AS u(n int, id uuid, connection_id uuid, entity_id uuid, kind text, type text, params jsonb, created_at timestamptz, scheduled_at timestamptz)
        ORDER BY u.n`,
       [
-        jobs.map((j) => j.id),
-        jobs.map((j) => j.connectionId),
-        jobs.map((j) => j.entityId ?? null),
-        jobs.map((j) => j.kind),
-        jobs.map((j) => j.type),
-        jobs.map((j) => (j.params === undefined || j.params === null ? null : JSON.stringify(j.params))),
-        jobs.map((j) => j.createdAt),
-        jobs.map((j) => j.scheduledAt ?? j.createdAt),
+        recordset(
+          jobs.map((j, n) => ({
+            n,
+            id: j.id,
+            connection_id: j.connectionId,
+            entity_id: j.entityId ?? null,
+            kind: j.kind,
+            type: j.type,
+            params: j.params ?? null,
+            created_at: j.createdAt,
+            scheduled_at: j.scheduledAt ?? j.createdAt,
+          })),
+        ),
       ],
     );
   }
@@ -257,10 +263,10 @@ export class JobsRepository {
     if (outcomes.length === 0) return [];
     const rows = returnedRows<{ id: string }>(
       await manager.query(
-        `UPDATE jobs j SET status = u.status, result = u.result, completed_at = $5, leased_by = NULL, leased_until = NULL
-         FROM unnest($1::uuid[], $2::text[], $3::jsonb[]) AS u(id, status, result)
-         WHERE j.id = u.id AND j.leased_by = $4 AND j.status = 'in_progress' RETURNING j.id`,
-        [outcomes.map((o) => o.id), outcomes.map((o) => o.status), outcomes.map((o) => (o.result === null ? null : JSON.stringify(o.result))), owner, completedAt],
+        `UPDATE jobs j SET status = u.status, result = u.result, completed_at = $3, leased_by = NULL, leased_until = NULL
+         FROM jsonb_to_recordset($1::jsonb) AS u(id uuid, status text, result jsonb)
+         WHERE j.id = u.id AND j.leased_by = $2 AND j.status = 'in_progress' RETURNING j.id`,
+        [recordset(outcomes.map((o) => ({ id: o.id, status: o.status, result: o.result }))), owner, completedAt],
       ),
     );
     return rows.map((r) => r.id);

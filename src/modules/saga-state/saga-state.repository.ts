@@ -3,6 +3,7 @@ import { Global, Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Saga, SagaState, SagaStep, SagaType, stateAfterJobs, SUPERSEDED } from '../../domain/sagas/saga';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
+import { recordset } from '../../infrastructure/database/recordset';
 
 export interface NewSaga {
   /** Chosen by the caller when steps of the same batch must name it; minted otherwise. */
@@ -236,19 +237,23 @@ export class SagasRepository {
       const started = progress.started.map((s) => ({ saga: s, ...after(s.id, { state: s.state ?? 'started', outcome: s.outcome ?? null }) }));
       await this.db.query(
         `INSERT INTO sagas (id, type, state, outcome, connection_id, entity_id, source_event_id, steps, created_at, updated_at)
-         SELECT u.id, u.type, u.state, u.outcome, u.connection_id, u.entity_id, u.source_event_id, u.steps, u.at, $10
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::jsonb[], $9::timestamptz[])
-           AS u(id, type, state, outcome, connection_id, entity_id, source_event_id, steps, at)`,
+         SELECT u.id, u.type, u.state, u.outcome, u.connection_id, u.entity_id, u.source_event_id, u.steps, u.at, $2
+         FROM jsonb_to_recordset($1::jsonb)
+           AS u(id uuid, type text, state text, outcome text, connection_id uuid, entity_id uuid, source_event_id text, steps jsonb, at timestamptz)`,
         [
-          started.map(({ saga }) => saga.id),
-          started.map(({ saga }) => saga.type),
-          started.map(({ state }) => state),
-          started.map(({ outcome }) => outcome),
-          started.map(({ saga }) => saga.connectionId),
-          started.map(({ saga }) => saga.entityId),
-          started.map(({ saga }) => saga.sourceEventId ?? null),
-          started.map(({ saga }) => JSON.stringify([...saga.steps, ...(stepsOf.get(saga.id) ?? [])])),
-          started.map(({ saga }) => saga.at),
+          recordset(
+            started.map(({ saga, state, outcome }) => ({
+              id: saga.id,
+              type: saga.type,
+              state,
+              outcome,
+              connection_id: saga.connectionId,
+              entity_id: saga.entityId,
+              source_event_id: saga.sourceEventId ?? null,
+              steps: [...saga.steps, ...(stepsOf.get(saga.id) ?? [])],
+              at: saga.at,
+            })),
+          ),
           at,
         ],
       );
@@ -270,9 +275,9 @@ export class SagasRepository {
       .filter((m) => m.steps.length > 0 || m.state !== m.before.state || m.outcome !== m.before.outcome);
     if (moved.length > 0) {
       await this.db.query(
-        `UPDATE sagas s SET steps = s.steps || u.steps, state = u.state, outcome = u.outcome, updated_at = $5
-         FROM unnest($1::uuid[], $2::jsonb[], $3::text[], $4::text[]) AS u(id, steps, state, outcome) WHERE s.id = u.id`,
-        [moved.map((m) => m.id), moved.map((m) => JSON.stringify(m.steps)), moved.map((m) => m.state), moved.map((m) => m.outcome), at],
+        `UPDATE sagas s SET steps = s.steps || u.steps, state = u.state, outcome = u.outcome, updated_at = $2
+         FROM jsonb_to_recordset($1::jsonb) AS u(id uuid, steps jsonb, state text, outcome text) WHERE s.id = u.id`,
+        [recordset(moved.map((m) => ({ id: m.id, steps: m.steps, state: m.state, outcome: m.outcome }))), at],
       );
     }
   }

@@ -23,6 +23,7 @@ import { EnrollmentLedgerRepository, GroupWork } from '../../../domain/enrollmen
 import { DomainEventBus } from '../../../domain/events/domain-event-bus';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { BenefitEventsWriter, NewBenefitEvent } from '../../messaging/outbox/benefit-events.writer';
+import { recordset } from '../recordset';
 import { UnitOfWork } from '../unit-of-work';
 
 /** The internal job that works one effective-date group on its date (never pollable). */
@@ -122,13 +123,6 @@ const groupOf = (row: GroupRow): EnrollmentGroup => ({
   state: row.state,
   counts: { waiting: row.waiting, succeeded: row.succeeded, failed: row.failed, superseded: row.superseded },
 });
-
-/**
- * Rows for `jsonb_to_recordset`: one JSON text for a whole set. Faster than one array
- * parameter per column for large sets, where node-postgres quotes and escapes every element
- * (JSON values twice), and JSON columns travel as themselves.
- */
-const recordset = (rows: readonly Record<string, unknown>[]): string => JSON.stringify(rows);
 
 /** A key that orders every caller's locks the same way: benefit, then individual. */
 const lockKey = (benefitId: string, individualId: string) => `${benefitId.toLowerCase()}:${individualId.toLowerCase()}`;
