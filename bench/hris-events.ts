@@ -98,6 +98,8 @@ export interface ThroughputRun {
   consumed_events_per_second: number;
   /** First produce until every resulting job is complete. */
   jobs_complete_seconds: number;
+  /** End to end: events over the time until every job is complete (the consumer path alone: until consumed). */
+  end_to_end_events_per_second: number;
   jobs: number;
   /** Produce → saga created_at. */
   event_to_saga: Latencies;
@@ -195,6 +197,9 @@ async function eventTimes(db: DataSource, ids: string[]): Promise<Map<string, { 
   return new Map(rows.map((r) => [r.id, { saga: r.saga.getTime(), job: r.job?.getTime() ?? null }]));
 }
 
+const openJobsSince = async (db: DataSource, since: Date): Promise<number> =>
+  (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE created_at >= $1 AND status IN ('pending', 'in_progress')`, [since]))[0].n;
+
 const sagaCount = async (db: DataSource): Promise<number> => (await db.query(`SELECT count(*)::int AS n FROM sagas`))[0].n;
 
 /**
@@ -224,8 +229,6 @@ function deferred(messages: Outgoing[]): Outgoing[] {
   const changes = new Map<string, number>();
   return messages.map((m) => {
     const event = JSON.parse(m.value);
-    // Newer than everything applied before (the runs share people): no change is stale.
-    event.occurred_at = new Date(Date.parse(event.occurred_at) + 3 * 3_600_000).toISOString();
     if (event.type === 'EmployeeHired') event.data.start_date = today;
     if (event.type === 'ContributionChanged') {
       const n = (changes.get(event.data.individual_id) ?? 0) + 1;
@@ -236,6 +239,36 @@ function deferred(messages: Outgoing[]): Outgoing[] {
     return { ...m, value: JSON.stringify(event) };
   });
 }
+
+const WARM_UP_EVENTS = 2_000;
+
+/**
+ * The runs share people, and an event older than one already applied to its person is stale:
+ * dropped, not applied. Every run's events are made newer than all sent before, so each run
+ * measures real work.
+ */
+class EventClock {
+  private latest = 0;
+
+  /** A planned stream, shifted (in order) to start after the latest event sent so far. */
+  after(messages: Outgoing[]): Outgoing[] {
+    const times = messages.map((m) => Date.parse(JSON.parse(m.value).occurred_at));
+    const first = times.reduce((a, b) => Math.min(a, b), Infinity);
+    const last = times.reduce((a, b) => Math.max(a, b), -Infinity);
+    const shift = Math.max(0, this.latest + 1_000 - first);
+    this.latest = Math.max(this.latest, last + shift);
+    if (shift === 0) return messages;
+    return messages.map((m, i) => ({ ...m, value: JSON.stringify({ ...JSON.parse(m.value), occurred_at: new Date(times[i] + shift).toISOString() }) }));
+  }
+
+  /** A paced event's time: when it is sent, or after the latest event sent so far. */
+  at(sentAt: number): number {
+    this.latest = Math.max(sentAt, this.latest + 1);
+    return this.latest;
+  }
+}
+
+const eventClock = new EventClock();
 
 export async function throughputRun(
   scope: KafkaScope,
@@ -248,7 +281,11 @@ export async function throughputRun(
   const perEmployer = Math.min(...employers.map((e) => e.people.length));
   const plan = planStream(employers, { perEmployer, valid: events, duplicates: 0, poison: 0, terminatedShare: 0, seed });
   if (consumerOnly) plan.messages = deferred(plan.messages);
+  plan.messages = eventClock.after(plan.messages);
   const inboxBefore = (await progressOf(db)).inbox;
+  // This run's jobs: those of an earlier run stay open (the consumer-path-alone run's are dated
+  // ahead), or end when this run's changes take their individuals over.
+  const [{ now: runStart }] = await db.query(`SELECT now()`);
   const jobs = plan.valid.reduce((n, e) => n + e.jobs, 0);
   const producedAt = new Map<string, number>();
   const dbCpu = new DatabaseCpu(db);
@@ -272,7 +309,7 @@ export async function throughputRun(
   // Deferred jobs are not due: nothing to wait for.
   const completeAt = consumerOnly
     ? consumedAt
-    : await until(async () => (await progressOf(db)).openJobs === 0, timeoutMs, `completing the jobs of ${events} events`);
+    : await until(async () => (await openJobsSince(db, runStart)) === 0, timeoutMs, `completing the jobs of ${events} events`);
 
   const times = await eventTimes(db, [...producedAt.keys()]);
   const toSaga: number[] = [];
@@ -290,6 +327,7 @@ export async function throughputRun(
     consumed_seconds: round(consumedSeconds, 2),
     consumed_events_per_second: Math.round(events / consumedSeconds),
     jobs_complete_seconds: round((completeAt - started) / 1000, 2),
+    end_to_end_events_per_second: Math.round(events / ((completeAt - started) / 1000)),
     jobs,
     event_to_saga: latencies(toSaga),
     event_to_job_complete: latencies(toJob),
@@ -368,7 +406,7 @@ export async function pacedRun(
         id: randomUUID(),
         type: 'ContributionChanged',
         version: 1,
-        occurred_at: new Date(at).toISOString(),
+        occurred_at: new Date(eventClock.at(at)).toISOString(),
         connection_id: employer.connectionId,
         entity_id: employer.entityId,
         data: { individual_id: individualId, benefit_id: employer.benefitId, configuration: { employee_deduction: percent(100 + (amount++ % 900)) } },
@@ -602,6 +640,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const covered = new Set(employers.map((e) => partitionOf(e.connectionId, scope.physical(HRIS_TOPIC)))).size;
     console.log(`${employers.length} employers of 50 employees (every one with a policy), on ${covered} of ${PARTITIONS} partitions`);
 
+    // A service just started runs its first batches cold (JIT, prepared statements, pools): a
+    // short stream first, not measured, so the figures are those of a running service.
+    console.log(`warm-up: ${WARM_UP_EVENTS} events, not measured ...`);
+    await throughputRun(scope, database.db, service, employers, WARM_UP_EVENTS, { seed: 2025 });
     console.log(`throughput: ${events} events ...`);
     const throughput = await throughputRun(scope, database.db, service, employers, events);
     console.log(`raw baseline over the same ${events} events ...`);
@@ -625,16 +667,16 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
 
     const perEvent = (run: ThroughputRun) => `${round((run.service_cpu_seconds * 1000) / run.events, 2)} + ${round((run.database_cpu_seconds * 1000) / run.events, 2)} ms`;
     printTable(
-      ['run', 'events', 'events/s', 'consumed s', 'jobs done s', 'CPU/event svc + PG', 'saga p50', 'saga p99', 'saga max', 'job p50', 'job p99', 'job max'],
+      ['run', 'events', 'events/s e2e', 'consumed/s', 'consumed s', 'jobs done s', 'CPU/event svc + PG', 'saga p50', 'saga p99', 'saga max', 'job p50', 'job p99', 'job max'],
       [
-        ['service, as fast as produced', events, throughput.consumed_events_per_second, throughput.consumed_seconds, throughput.jobs_complete_seconds, perEvent(throughput), ...latencyCells(throughput.event_to_saga), ...latencyCells(throughput.event_to_job_complete)],
+        ['service, as fast as produced', events, throughput.end_to_end_events_per_second, throughput.consumed_events_per_second, throughput.consumed_seconds, throughput.jobs_complete_seconds, perEvent(throughput), ...latencyCells(throughput.event_to_saga), ...latencyCells(throughput.event_to_job_complete)],
         ...(volume
-          ? [['  the same, after all the others', volumeEvents, volume.consumed_events_per_second, volume.consumed_seconds, volume.jobs_complete_seconds, perEvent(volume), ...latencyCells(volume.event_to_saga), ...latencyCells(volume.event_to_job_complete)]]
+          ? [['  the same, after all the others', volumeEvents, volume.end_to_end_events_per_second, volume.consumed_events_per_second, volume.consumed_seconds, volume.jobs_complete_seconds, perEvent(volume), ...latencyCells(volume.event_to_saga), ...latencyCells(volume.event_to_job_complete)]]
           : []),
-        ['service, consumer path alone', consumerOnlyEvents, consumerOnly.consumed_events_per_second, consumerOnly.consumed_seconds, '-', perEvent(consumerOnly), ...latencyCells(consumerOnly.event_to_saga), '-', '-', '-'],
-        ['raw kafkajs + 1 INSERT/event', events, raw.events_per_second, raw.seconds, '-', `${round((raw.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
-        [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', paced.jobs_complete_seconds, '-', ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
-        ['  (paced: saga committed)', paced.event_to_saga_committed.count, '-', '-', '-', '-', ...latencyCells(paced.event_to_saga_committed), '-', '-', '-'],
+        ['service, consumer path alone', consumerOnlyEvents, '-', consumerOnly.consumed_events_per_second, consumerOnly.consumed_seconds, '-', perEvent(consumerOnly), ...latencyCells(consumerOnly.event_to_saga), '-', '-', '-'],
+        ['raw kafkajs + 1 INSERT/event', events, raw.events_per_second, raw.events_per_second, raw.seconds, '-', `${round((raw.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
+        [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, '-', ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
+        ['  (paced: saga committed)', paced.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(paced.event_to_saga_committed), '-', '-', '-'],
       ],
     );
     if (statements) {
@@ -647,17 +689,18 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       console.log(`the whole path (jobs complete): ${whole.statements_per_event} statements and ${whole.exec_ms_per_event} ms of PostgreSQL execution per event; most of that time:`);
       printTable(['ms/event', 'share %', 'calls/event', 'rows/call', 'statement'], whole.top.slice(0, 15).map((t) => [t.ms_per_event, t.share_percent, t.calls_per_event, t.rows_per_call, t.query]));
     }
-    const share = round((throughput.consumed_events_per_second / raw.events_per_second) * 100);
+    // End to end means every provider job complete, not only every event consumed.
+    const share = round((throughput.end_to_end_events_per_second / raw.events_per_second) * 100);
     const pacedOk = paced.achieved_events_per_second >= pacedRate * 0.95;
     const targets: TargetCheck[] = [
-      { target: `≥ 1,000 events/s end to end (${events} events)`, measured: `${throughput.consumed_events_per_second} events/s`, met: throughput.consumed_events_per_second >= 1_000 },
+      { target: `≥ 1,000 events/s end to end (${events} events)`, measured: `${throughput.end_to_end_events_per_second} events/s (consumed at ${throughput.consumed_events_per_second})`, met: throughput.end_to_end_events_per_second >= 1_000 },
       { target: '≥ 50 % of the raw kafkajs + INSERT pipeline', measured: `${share} % (raw ${raw.events_per_second} events/s)`, met: share >= 50 },
       ...(volume
         ? [
             {
               target: `${volumeEvents} events: events/s within 20 % of the ${events}-event figure`,
-              measured: `${volume.consumed_events_per_second} vs ${throughput.consumed_events_per_second} events/s; PostgreSQL CPU ${perEvent(volume).split(' + ')[1]} vs ${perEvent(throughput).split(' + ')[1]} per event`,
-              met: volume.consumed_events_per_second >= throughput.consumed_events_per_second * 0.8,
+              measured: `${volume.end_to_end_events_per_second} vs ${throughput.end_to_end_events_per_second} events/s end to end; PostgreSQL CPU ${perEvent(volume).split(' + ')[1]} vs ${perEvent(throughput).split(' + ')[1]} per event`,
+              met: volume.end_to_end_events_per_second >= throughput.end_to_end_events_per_second * 0.8,
             },
           ]
         : []),
