@@ -404,11 +404,17 @@
       const finish = (value) => {
         if (done) return;
         done = true;
+        // Back to the opener only if focus is still in the dialog or was lost with it: a late
+        // 'close' event must not take focus from where the user has since moved it.
+        const active = document.activeElement;
+        const focusLost = !active || active === document.body || dialog.contains(active);
         if (dialog.open) dialog.close();
         dialog.remove();
-        // A reload that was already on its way may have replaced the button: focus its successor.
-        const back = opener && opener.isConnected ? opener : openerKey ? $('view').querySelector(`[data-focus-key="${CSS.escape(openerKey)}"]`) : null;
-        if (back && typeof back.focus === 'function') back.focus();
+        if (focusLost) {
+          // A reload that was already on its way may have replaced the button: focus its successor.
+          const back = opener && opener.isConnected ? opener : openerKey ? $('view').querySelector(`[data-focus-key="${CSS.escape(openerKey)}"]`) : null;
+          if (back && typeof back.focus === 'function') back.focus();
+        }
         resolve(value);
       };
       form.addEventListener('submit', (event) => {
@@ -423,6 +429,11 @@
         finish(value);
       });
       cancel.addEventListener('click', () => finish(null));
+      // Escape: closed here and now, not when the browser's 'close' event comes later.
+      dialog.addEventListener('cancel', (event) => {
+        event.preventDefault();
+        finish(null);
+      });
       dialog.addEventListener('close', () => finish(null));
       document.body.append(dialog);
       dialog.showModal();
