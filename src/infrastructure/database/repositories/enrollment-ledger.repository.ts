@@ -24,6 +24,7 @@ import { DomainEventBus } from '../../../domain/events/domain-event-bus';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { BenefitEventsWriter, NewBenefitEvent } from '../../messaging/outbox/benefit-events.writer';
 import { recordset } from '../recordset';
+import { advisoryLocksFor } from './enrollment-locks';
 import { UnitOfWork } from '../unit-of-work';
 
 /** The internal job that works one effective-date group on its date (never pollable). */
@@ -124,8 +125,6 @@ const groupOf = (row: GroupRow): EnrollmentGroup => ({
   counts: { waiting: row.waiting, succeeded: row.succeeded, failed: row.failed, superseded: row.superseded },
 });
 
-/** A key that orders every caller's locks the same way: benefit, then individual. */
-const lockKey = (benefitId: string, individualId: string) => `${benefitId.toLowerCase()}:${individualId.toLowerCase()}`;
 
 /**
  * Enrollment ledgers in PostgreSQL: `enrollments` (one row per benefit and individual),
@@ -133,10 +132,11 @@ const lockKey = (benefitId: string, individualId: string) => `${benefitId.toLowe
  * in `jobs`. Loads and saves are set-wise, a statement per table whatever the number of
  * requests and individuals, so a batch of HRIS events costs about what one does.
  *
- * Locks: every change first takes a transaction-scoped advisory lock per (benefit, individual)
- * it names, in one sorted order, then the rows of the jobs their waiting changes belong to
- * (sorted), then reads. Changes of one individual therefore serialize, changes of others run
- * side by side (no benefit-wide lock), and no two transactions wait on each other in a cycle.
+ * Locks: every change first takes transaction-scoped advisory locks on the benefits and
+ * (benefit, individual) pairs it names (enrollment-locks.ts), in one order, then the rows of
+ * the jobs their waiting changes belong to (sorted), then reads. Changes of one individual
+ * therefore serialize, changes of others run side by side, and no two transactions wait on
+ * each other in a cycle.
  */
 @Injectable()
 export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerRepository {
@@ -223,9 +223,13 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   ): Promise<Map<string, { ledger: EnrollmentLedger }>> {
     const keys = slices.flatMap((s) => s.individualIds.map((id) => [s.benefit.id.toLowerCase(), id.toLowerCase()] as const));
     if (lock && keys.length > 0) {
-      const sorted = [...new Set(keys.map(([b, i]) => lockKey(b, i)))].sort();
-      // A function scan returns the array in order, so the locks are taken in that order.
-      await this.db.query(`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest($1::text[]) AS k`, [sorted]);
+      const locks = advisoryLocksFor(keys);
+      // A function scan returns the arrays in order, so the locks are taken in that order.
+      await this.db.query(
+        `SELECT count(CASE WHEN u.shared THEN pg_advisory_xact_lock_shared(hashtextextended(u.k, 0)) ELSE pg_advisory_xact_lock(hashtextextended(u.k, 0)) END)
+         FROM unnest($1::text[], $2::boolean[]) AS u(k, shared)`,
+        [locks.map((l) => l.key), locks.map((l) => l.shared)],
+      );
     }
     const benefitIds = keys.map(([b]) => b);
     const individualIds = keys.map(([, i]) => i);
