@@ -143,6 +143,9 @@ describeWithPostgres('automated jobs: /jobs/automated', () => {
     ['limit=1.5', 'limit'],
     ['offset=-1', 'offset'],
     ['offset=x', 'offset'],
+    // Past PostgreSQL's bigint OFFSET: a 400, not a failed query.
+    ['offset=1e20', 'offset must be at most 2147483647'],
+    ['offset=99999999999999999999999', 'offset must be at most 2147483647'],
     ['page=2', 'page'],
   ])('refuses the listing query %s, naming %s', async (query, field) => {
     const connection = await sandboxConnection(service, app);

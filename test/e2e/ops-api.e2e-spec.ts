@@ -461,6 +461,18 @@ describeWithPostgres('Ops API', () => {
         expect(res.body.message).toContain(message);
       }
     });
+
+    it('refuses an offset past PostgreSQL\'s bigint on every listing with 400, naming the bound', async () => {
+      for (const path of ['sagas', 'jobs', 'tasks', 'dead-letters', 'connections', 'audit', 'policies']) {
+        for (const offset of ['1e20', '99999999999999999999999']) {
+          const res = await ops(`/ops/api/${path}?offset=${offset}`);
+          expectError(res, 400, 'invalid_request_error', 'invalid_request');
+          expect(res.body.message).toContain('offset must be at most 2147483647');
+        }
+        // The bound itself is a page past the end, not an error.
+        expect((await ops(`/ops/api/${path}?offset=2147483647`)).status).toBe(200);
+      }
+    });
   });
 
   describe('jobs', () => {

@@ -3,12 +3,18 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
+/**
+ * The largest `offset` any listing takes: PostgreSQL's OFFSET is a bigint, and a number past it
+ * (`1e20`) must be a 400 naming the field, not a failed query.
+ */
+export const MAX_OFFSET = 2_147_483_647;
+
 export interface PageQuery {
   limit?: number;
   offset?: number;
 }
 
-/** Query `limit` (1–max, default max) and `offset` (≥ 0) of a listing; extend it per route. */
+/** Query `limit` (1–max, default max) and `offset` (0–MAX_OFFSET) of a listing; extend it per route. */
 export function PageQueryDto(maxLimit: number): ClassType<PageQuery> {
   class PageQueryOf implements PageQuery {
     @ApiPropertyOptional({ minimum: 1, maximum: maxLimit, default: maxLimit })
@@ -19,11 +25,12 @@ export function PageQueryDto(maxLimit: number): ClassType<PageQuery> {
     @Max(maxLimit)
     limit?: number;
 
-    @ApiPropertyOptional({ minimum: 0, default: 0 })
+    @ApiPropertyOptional({ minimum: 0, maximum: MAX_OFFSET, default: 0 })
     @IsOptional()
     @Type(() => Number)
     @IsInt({ message: 'offset must be a whole number' })
     @Min(0)
+    @Max(MAX_OFFSET, { message: `offset must be at most ${MAX_OFFSET}` })
     offset?: number;
   }
   return PageQueryOf;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
+import { MAX_OFFSET } from '../../../infrastructure/http/page-query.dto';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -37,8 +38,6 @@ export const PAY_FREQUENCIES = [
   'other',
 ] as const;
 export const INDIVIDUAL_INCLUDES = ['ssn'] as const;
-/** Past any list this service holds; bounded so the number always reaches the database intact. */
-export const MAX_OFFSET = 2_147_483_647;
 
 export class DirectoryQueryDto extends EntityScopedQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: DIRECTORY_MAX_LIMIT, default: DIRECTORY_DEFAULT_LIMIT })
