@@ -363,6 +363,14 @@ describeWithPostgres('authorization', () => {
       expect(probe.body).toEqual({ entity_id: res.body.entity_id });
     });
 
+    it('reads products: null as absent: every product of the provider', async () => {
+      const res = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 5, products: null }, basic(app)));
+      expect(res.status).toBe(200);
+      const all = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 5 }, basic(app)));
+      expect(res.body.products).toEqual(all.body.products);
+      expect(res.body.products.length).toBeGreaterThan(1);
+    });
+
     it.each([
       [{ provider_id: 'no_such_provider' }, 404],
       [{ provider_id: 'sandbox_automated', employee_size: 0 }, 400],

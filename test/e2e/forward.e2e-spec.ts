@@ -188,6 +188,13 @@ describeWithPostgres('POST /forward', () => {
       expect(res.body.response.status_code).toBe(405);
     });
 
+    it('reads null headers and params as absent', async () => {
+      const res = await forward({ method: 'GET', route: '/company', headers: null, params: null });
+      expect(res.status).toBe(200);
+      expect(res.body.request).toMatchObject({ method: 'GET', route: '/company', headers: null, params: null });
+      expect(res.body.response.status_code).toBe(200);
+    });
+
     it('refuses a missing or invalid method or route with 400 naming the field', async () => {
       expectInvalid(await forward({ route: '/company' }), 'method: method is required and must be one of GET, POST, PUT, PATCH, DELETE');
       expectInvalid(await forward({ method: 'TRACE', route: '/company' }), 'method:');

@@ -29,8 +29,9 @@ export class ForwardController {
       method: body.method,
       route: body.route,
       data: body.data,
-      headers: body.headers,
-      params: body.params,
+      // null reads as absent, as everywhere in the API.
+      headers: body.headers ?? undefined,
+      params: body.params ?? undefined,
     });
   }
 }

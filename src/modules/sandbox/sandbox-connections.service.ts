@@ -129,8 +129,9 @@ function authenticationTypeFor(provider: ProviderDescriptor, requested: string |
   return requested;
 }
 
-function productsFor(provider: ProviderDescriptor, requested: string[] | undefined): string[] {
-  if (requested === undefined) return [...provider.products];
+/** The products asked for, checked against the provider's; absent (or null) means all of them. */
+function productsFor(provider: ProviderDescriptor, requested: string[] | null | undefined): string[] {
+  if (requested === undefined || requested === null) return [...provider.products];
   const unsupported = requested.filter((p) => !(provider.products as string[]).includes(p));
   if (unsupported.length > 0) {
     throw invalidRequest(`products not supported by ${provider.id}: ${unsupported.join(', ')}`);

@@ -26,7 +26,7 @@ export class SandboxController {
       providerId: body.provider_id,
       authenticationType: body.authentication_type,
       employeeSize: body.employee_size,
-      products: body.products,
+      products: body.products ?? undefined, // null reads as absent
     });
   }
 
@@ -41,7 +41,7 @@ export class SandboxController {
       companyId: body.company_id,
       providerId: body.provider_id,
       authenticationType: body.authentication_type,
-      products: body.products,
+      products: body.products ?? undefined, // null reads as absent
     });
   }
 

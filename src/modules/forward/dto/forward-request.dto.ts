@@ -47,13 +47,13 @@ export class ForwardRequestDto {
   @Allow()
   data?: unknown;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, nullable: true, description: 'null reads as absent' })
   @IsOptional()
   @IsHeaderRecord()
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | null;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Query parameters' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Query parameters; null reads as absent' })
   @IsOptional()
   @IsObject({ message: 'params must be an object of query parameters' })
-  params?: Record<string, unknown>;
+  params?: Record<string, unknown> | null;
 }

@@ -25,7 +25,7 @@ export class CreateSandboxConnectionDto {
   employee_size?: number;
 
   @ProductList({ optional: true, description: 'Default: every product the provider supports' })
-  products?: string[];
+  products?: string[] | null;
 }
 
 export class CreateSandboxAccountDto {
@@ -44,7 +44,7 @@ export class CreateSandboxAccountDto {
   authentication_type?: string;
 
   @ProductList({ optional: true, description: 'Default: the products of the company’s existing connection' })
-  products?: string[];
+  products?: string[] | null;
 }
 
 export class UpdateSandboxAccountDto {
