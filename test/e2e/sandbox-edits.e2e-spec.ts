@@ -341,6 +341,18 @@ describeWithPostgres('sandbox edits', () => {
       );
       expect(await directoryIds()).toEqual(before);
     });
+
+    it('refuses a person without income, or with income that is not an object, and adds nobody', async () => {
+      const before = await directoryIds();
+      const { income: _income, ...withoutIncome } = newPerson();
+      expectInvalid(
+        await post('/sandbox/directory', [withoutIncome, newPerson({ income: [] }), newPerson({ income: null })]),
+        '[0].income: income is required and must be an object',
+        '[1].income: income is required and must be an object',
+        '[2].income: income is required and must be an object',
+      );
+      expect(await directoryIds()).toEqual(before);
+    });
   });
 
   describe('PUT /sandbox/individual/{individual_id}', () => {

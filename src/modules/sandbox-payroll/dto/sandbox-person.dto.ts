@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateNested } from 'class-validator';
 import {
   AddressDto,
   EmailDto,
@@ -142,6 +142,8 @@ export class SandboxEmploymentFieldsDto {
   class_code?: string | null;
 
   @ApiProperty({ type: IncomeDto })
+  // Without it a missing income (or an array) passed: nested validation skips what is not an object.
+  @IsObject({ message: 'income is required and must be an object' })
   @ValidateNested()
   @Type(() => IncomeDto)
   income: IncomeDto;
