@@ -192,6 +192,9 @@ describeWithPostgres('authorization', () => {
       const flow = await codeFor();
       const res = await exchange(flow.code);
       expect(res.status).toBe(200);
+      // A token response is never cached (RFC 6749 §5.1).
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('pragma')).toBe('no-cache');
       expect(res.body).toEqual({
         access_token: expect.stringMatching(/^\S{40,}$/),
         token_type: 'bearer',
@@ -358,6 +361,7 @@ describeWithPostgres('authorization', () => {
     it('POST /sandbox/connections returns a ready token', async () => {
       const res = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 5, products: ['company', 'payment'] }, basic(app)));
       expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.body).toMatchObject({ provider_id: 'sandbox_automated', token_type: 'bearer', products: ['company', 'payment'] });
       const probe = await service.request('/probe/payments', { headers: bearer(res.body.access_token) });
       expect(probe.body).toEqual({ entity_id: res.body.entity_id });
@@ -394,6 +398,7 @@ describeWithPostgres('authorization', () => {
         json({ company_id: created.body.company_id, provider_id: 'sandbox_automated' }, basic(app)),
       );
       expect(account.status).toBe(200);
+      expect(account.headers.get('cache-control')).toBe('no-store');
       expect(account.body.connection_id).toBe(created.body.connection_id);
       expect(account.body.access_token).not.toBe(created.body.access_token);
       const reauth = await service.request('/sandbox/connections/accounts', {

@@ -1,6 +1,7 @@
 import { Body, Controller, Headers, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBasicAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
+import { NoStore } from '../../infrastructure/http/no-store';
 import { AppConfig } from '../../config/app-config';
 import { publicBaseUrl } from '../../infrastructure/http/public-url';
 import { ApplicationsService } from '../applications/applications.service';
@@ -74,6 +75,7 @@ export class AuthController {
 
   @Post('auth/token')
   @HttpCode(200)
+  @NoStore()
   @ApiOperation({ summary: 'Exchange an authorization code for an access token' })
   @ApiOkResponse({ type: TokenResponseDto })
   async exchange(@Body() body: ExchangeCodeDto): Promise<TokenResponseDto> {

@@ -6,6 +6,7 @@ import { clientCredentialsOf } from '../applications/client-credentials';
 import { CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
 import { CreateSandboxAccountDto, CreateSandboxConnectionDto, UpdateSandboxAccountDto } from './dto/sandbox-connection.dto';
 import { SandboxConnectionsService } from './sandbox-connections.service';
+import { NoStore } from '../../infrastructure/http/no-store';
 
 @ApiTags('sandbox')
 @Controller('sandbox/connections')
@@ -17,6 +18,7 @@ export class SandboxController {
 
   @Post()
   @HttpCode(200)
+  @NoStore()
   @ApiBasicAuth('client-credentials')
   @ApiOperation({ summary: 'Create a sandbox connection with a ready access token' })
   async createConnection(@Body() body: CreateSandboxConnectionDto, @Headers('authorization') authorization?: string) {
@@ -32,6 +34,7 @@ export class SandboxController {
 
   @Post('accounts')
   @HttpCode(200)
+  @NoStore()
   @ApiBasicAuth('client-credentials')
   @ApiOperation({ summary: 'Create a new account (and token) for an existing sandbox company' })
   async createAccount(@Body() body: CreateSandboxAccountDto, @Headers('authorization') authorization?: string) {
