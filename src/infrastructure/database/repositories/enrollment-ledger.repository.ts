@@ -114,6 +114,23 @@ const changeOf = (row: ChangeRow): EnrollmentChange => ({
   cancels: row.cancels,
 });
 
+/** A group as a `jsonb_to_recordset` row: what its insert and its update both write. */
+const GROUP_RECORD = `id uuid, job_id uuid, benefit_id uuid, operation text, effective_date date, state text,
+  waiting int, succeeded int, failed int, superseded int`;
+
+const groupRecord = (g: EnrollmentGroup) => ({
+  id: g.id,
+  job_id: g.jobId,
+  benefit_id: g.benefitId,
+  operation: g.operation,
+  effective_date: g.effectiveDate,
+  state: g.state,
+  waiting: g.counts.waiting,
+  succeeded: g.counts.succeeded,
+  failed: g.counts.failed,
+  superseded: g.counts.superseded,
+});
+
 const groupOf = (row: GroupRow): EnrollmentGroup => ({
   id: row.id,
   jobId: row.job_id,
@@ -384,21 +401,9 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       `INSERT INTO enrollment_groups (id, job_id, benefit_id, operation, effective_date, state, job_seq, waiting, succeeded, failed, superseded, processed_at)
        SELECT u.id, u.job_id, u.benefit_id, u.operation, u.effective_date, u.state, j.seq, u.waiting, u.succeeded, u.failed, u.superseded,
               CASE WHEN u.state = 'processed' THEN j.created_at END
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::date[], $6::text[], $7::int[], $8::int[], $9::int[], $10::int[])
-         AS u(id, job_id, benefit_id, operation, effective_date, state, waiting, succeeded, failed, superseded)
+       FROM jsonb_to_recordset($1::jsonb) AS u(${GROUP_RECORD})
          JOIN jobs j ON j.id = u.job_id`,
-      [
-        groups.map((g) => g.id),
-        groups.map((g) => g.jobId),
-        groups.map((g) => g.benefitId),
-        groups.map((g) => g.operation),
-        groups.map((g) => g.effectiveDate),
-        groups.map((g) => g.state),
-        groups.map((g) => g.counts.waiting),
-        groups.map((g) => g.counts.succeeded),
-        groups.map((g) => g.counts.failed),
-        groups.map((g) => g.counts.superseded),
-      ],
+      [recordset(groups.map(groupRecord))],
     );
   }
 
@@ -451,18 +456,10 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (groups.length === 0) return;
     await this.db.query(
       `UPDATE enrollment_groups g SET state = u.state, waiting = u.waiting, succeeded = u.succeeded, failed = u.failed, superseded = u.superseded,
-              processed_at = CASE WHEN u.state = 'processed' THEN coalesce(g.processed_at, $7) ELSE g.processed_at END
-       FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[]) AS u(id, state, waiting, succeeded, failed, superseded)
+              processed_at = CASE WHEN u.state = 'processed' THEN coalesce(g.processed_at, $2) ELSE g.processed_at END
+       FROM jsonb_to_recordset($1::jsonb) AS u(${GROUP_RECORD})
        WHERE g.id = u.id`,
-      [
-        groups.map((g) => g.id),
-        groups.map((g) => g.state),
-        groups.map((g) => g.counts.waiting),
-        groups.map((g) => g.counts.succeeded),
-        groups.map((g) => g.counts.failed),
-        groups.map((g) => g.counts.superseded),
-        now,
-      ],
+      [recordset(groups.map(groupRecord)), now],
     );
   }
 
