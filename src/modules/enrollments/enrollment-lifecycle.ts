@@ -93,12 +93,7 @@ export class EnrollmentLifecycle {
 
   /** A group as it stands, for the checks before its work (no locks). */
   async read(groupId: string): Promise<GroupWork | undefined> {
-    return (await this.readMany([groupId])).get(groupId);
-  }
-
-  /** Groups as they stand, by id, for the checks before their work (no locks). */
-  readMany(groupIds: readonly string[]): Promise<Map<string, GroupWork>> {
-    return this.ledgers.readGroups(groupIds);
+    return (await this.ledgers.readGroups([groupId])).get(groupId);
   }
 
   /**
@@ -106,12 +101,7 @@ export class EnrollmentLifecycle {
    * over. False when it was processed meanwhile.
    */
   async startSubmitting(groupId: string): Promise<boolean> {
-    return (await this.startSubmittingMany([groupId])).has(groupId);
-  }
-
-  /** startSubmitting for many groups in one transaction; answers those whose call may start. */
-  async startSubmittingMany(groupIds: readonly string[]): Promise<Set<string>> {
-    return new Set((await this.claim(groupIds, (works) => Promise.resolve([...works.keys()]))).keys());
+    return (await this.claim([groupId], (works) => Promise.resolve([...works.keys()]))).has(groupId);
   }
 
   /**
@@ -136,11 +126,6 @@ export class EnrollmentLifecycle {
       },
       (ids) => this.ledgers.lockGroupsToClaim(ids),
     );
-  }
-
-  /** The group's turn came on an Assisted provider: its staff get it as a task. */
-  async handToOps(groupId: string): Promise<boolean> {
-    return (await this.record({ handedToOps: [groupId] })).has(groupId);
   }
 
   /**
