@@ -9,8 +9,10 @@ import { Clock } from './domain/shared/clock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { setupApiDocs } from './infrastructure/http/api-docs';
 import { ErrorFilter } from './infrastructure/http/error.filter';
+import { answerClientError, sendFrameworkError } from './infrastructure/http/framework-errors';
 import { useJsonBodyParser } from './infrastructure/http/json-body-parser';
 import { REQUEST_ID_HEADER, requestIdOf } from './infrastructure/http/request-id';
+import { checkRequestText } from './infrastructure/http/request-text-check';
 import { createValidationPipe } from './infrastructure/http/validation';
 import { recordHttpMetrics } from './infrastructure/observability/http-metrics';
 import { Metrics } from './infrastructure/observability/metrics';
@@ -51,6 +53,8 @@ export async function startService(config: AppConfig, options: StartOptions = {}
         genReqId: requestIdOf,
         return503OnClosing: true,
         trustProxy: trustProxyOption(config.TRUST_PROXY),
+        frameworkErrors: sendFrameworkError,
+        clientErrorHandler: answerClientError,
       }),
       { bufferLogs: true, abortOnError: false, bodyParser: false },
     );
@@ -85,6 +89,7 @@ async function configureHttp(app: NestFastifyApplication): Promise<void> {
 
   const fastify = app.getHttpAdapter().getInstance();
   useJsonBodyParser(fastify);
+  checkRequestText(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();

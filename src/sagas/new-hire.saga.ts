@@ -42,7 +42,7 @@ export function planNewHire(event: EmployeeHired, scope: HrisScope, policies: re
           operation: 'enroll',
           elements: [{ individual_id: individualId, configuration: { ...enrollBodyConfigurationOf(step.configuration, benefitGroupOf(policy.benefitType)), effective_date: step.effectiveDate } }],
         },
-        context: { sagaId, occurredAt: new Date(event.occurred_at) },
+        context: { sagaId, occurredAt: new Date(event.occurred_at), scheduledByPolicy: true },
       });
     }
   }

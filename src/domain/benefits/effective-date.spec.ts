@@ -1,4 +1,4 @@
-import { resolveEffectiveDate, startOfUtcDate, utcDateOf } from './effective-date';
+import { latestEffectiveDate, resolveEffectiveDate, startOfUtcDate, utcDateOf } from './effective-date';
 
 const TODAY = '2026-06-01';
 
@@ -43,6 +43,22 @@ describe('resolveEffectiveDate', () => {
     const result = resolveEffectiveDate(input, TODAY);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problem).toMatch(/^effective_date must be YYYY-MM-DD, MM\/DD\/YYYY or an ISO 8601 date-time/);
+  });
+
+  it('takes dates up to the latest given and refuses later ones; unbounded without one', () => {
+    expect(latestEffectiveDate(TODAY)).toBe(`${Number(TODAY.slice(0, 4)) + 2}${TODAY.slice(4)}`);
+    const latest = latestEffectiveDate(TODAY);
+    expect(resolveEffectiveDate(latest, TODAY, latest)).toEqual({ ok: true, date: latest });
+    const dayAfter = new Date(Date.parse(`${latestEffectiveDate(TODAY)}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    for (const input of [dayAfter, '9999-12-31', '12/31/9999', '9999-12-31T00:00:00Z']) {
+      expect(resolveEffectiveDate(input, TODAY).ok).toBe(true);
+      const result = resolveEffectiveDate(input, TODAY, latest);
+      expect(result).toEqual({ ok: false, problem: expect.stringMatching(/^effective_date must be within two years of today \(on or before \d{4}-\d{2}-\d{2}\)/) });
+    }
+  });
+
+  it('bounds a leap day by the 28th of February two years on', () => {
+    expect(latestEffectiveDate('2028-02-29')).toBe('2030-02-28');
   });
 
   it.each([20260701, true, {}, []])('refuses a non-string %j', (input) => {

@@ -23,6 +23,21 @@ export function entityIdsFromQuery(query: Record<string, unknown>): string[] | u
 }
 
 /**
+ * Refuses `entity_ids` that name anything but active entities of the connection, on every
+ * operation of a token, including those that act on the whole connection: a foreign id is a
+ * caller's mistake or a probe, never something to ignore.
+ */
+export function refuseForeignEntities(entities: readonly ConnectionEntity[], requested: string[] | undefined): void {
+  if (requested === undefined) return;
+  const foreign = requested.find((id) => !entities.some((e) => e.id === id && e.status === 'active'));
+  if (foreign !== undefined) {
+    throw new DomainError('forbidden_error', `Entity ${foreign.slice(0, 100)} is not authorized for this access token`, {
+      serviceCode: 'entity_not_authorized',
+    });
+  }
+}
+
+/**
  * Picks the one entity an operation acts on. Omitted `entity_ids` is fine when the connection
  * has exactly one active entity; otherwise exactly one id, which must be an active entity of
  * this connection.

@@ -4,6 +4,8 @@ import { DomainError } from '../../domain/shared/domain-error';
 
 export const API_VERSION_HEADER = 'service-api-version';
 export const CURRENT_API_VERSION = '2020-09-17';
+/** The versions this service implements; a date it does not know would pin behaviour it never had. */
+export const KNOWN_API_VERSIONS: readonly string[] = [CURRENT_API_VERSION];
 const REQUIRES_API_VERSION = 'requires-api-version';
 const PATTERN = /^([12]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -41,6 +43,13 @@ export class ApiVersionGuard implements CanActivate {
       throw new DomainError(
         'invalid_request_error',
         `Service-API-Version must be a date (YYYY-MM-DD), e.g. ${CURRENT_API_VERSION}`,
+        { serviceCode: 'invalid_version_header' },
+      );
+    }
+    if (!KNOWN_API_VERSIONS.includes(header.trim())) {
+      throw new DomainError(
+        'invalid_request_error',
+        `Service-API-Version ${header.trim()} is not a version of this API; known versions: ${KNOWN_API_VERSIONS.join(', ')}`,
         { serviceCode: 'invalid_version_header' },
       );
     }

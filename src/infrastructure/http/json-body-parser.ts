@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { malformedRequest } from '../../domain/shared/domain-error';
+import { hostileValueProblem, jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../domain/shared/hostile-input';
+import { invalidRequest, malformedRequest } from '../../domain/shared/domain-error';
 
 /**
  * The API speaks JSON only. Parses JSON bodies itself so an unparsable body fails as the spec's 400
- * `bad_request_error` / `malformed_request`. Prototype-poisoning keys are refused, as
- * Fastify's own parser does.
+ * `bad_request_error` / `malformed_request`. Before any handler sees a body, it passes the
+ * rules of hostile-input.ts: nesting bounded before parsing (recursive validation would run out of
+ * stack), text PostgreSQL can store, and no prototype or constructor keys.
  */
 export function useJsonBodyParser(fastify: FastifyInstance): void {
   // Only JSON is accepted: any other media type is refused with 415 instead of reaching a DTO as text.
@@ -16,10 +18,18 @@ export function useJsonBodyParser(fastify: FastifyInstance): void {
       done(malformedRequest('Request body is empty but Content-Type is application/json'), undefined);
       return;
     }
+    if (jsonNestsDeeperThan(text)) {
+      done(malformedRequest(`Request body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch (error) {
       done(malformedRequest(`Request body is not valid JSON: ${(error as Error).message}`), undefined);
+      return;
     }
+    const problem = hostileValueProblem(parsed);
+    done(problem === undefined ? null : invalidRequest(`Invalid request: ${problem}`), problem === undefined ? parsed : undefined);
   });
 }

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { digestOf } from '../../domain/auth/opaque-secret';
 import { Principal } from '../../domain/connections/connection';
-import { entityIdsFromQuery, resolveEntity } from '../../domain/connections/entity-scope';
+import { entityIdsFromQuery, refuseForeignEntities, resolveEntity } from '../../domain/connections/entity-scope';
 import { Product } from '../../domain/providers/provider';
 import { DomainError } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
@@ -65,6 +65,7 @@ export class AccessTokenGuard implements CanActivate {
         });
       }
     }
+    refuseForeignEntities(found.connection.entities, entityIdsFromQuery(request.query as Record<string, unknown>));
     request.principal = found;
     return true;
   }

@@ -215,6 +215,16 @@ describe('validateHrisEvent', () => {
       expect(reasonOf(hired({ constructor: 'x' }))).toBe('Invalid EmployeeHired event: data.constructor: unknown field');
     });
 
+    it('refuses text PostgreSQL cannot store and nesting no event has, as poison', () => {
+      expect(reasonOf(hired({}, { id: 'a\u0000b' }))).toBe('Invalid EmployeeHired event: id: text must not contain U+0000 or an unpaired UTF-16 surrogate');
+      expect(reasonOf(changed({ configuration: { note: 'x\ud800' } }))).toBe(
+        'Invalid ContributionChanged event: data.configuration.note: text must not contain U+0000 or an unpaired UTF-16 surrogate',
+      );
+      let deep: unknown = 1;
+      for (let i = 0; i < 100_000; i++) deep = { a: deep };
+      expect(reasonOf(changed({ configuration: deep }))).toMatch(/^Invalid ContributionChanged event: data\.configuration(\.a)+: nested deeper than 64 levels$/);
+    });
+
     it('lists every problem with its path', () => {
       const reason = reasonOf(hired({ individual_id: 'x', start_date: '2026-02-30', nickname: 'Al' }, { id: 'y', extra: true }));
       expect(reason).toBe(

@@ -1,5 +1,6 @@
 import { validateSync, ValidatorOptions } from 'class-validator';
 import { HRIS_EVENT_TYPES, HRIS_EVENT_VERSIONS, HrisEvent, HrisEventType } from '../../domain/hris-events/hris-event';
+import { hostileValueProblem } from '../../domain/shared/hostile-input';
 import { describeValidationErrors } from '../../infrastructure/http/validation';
 import {
   ContributionChangedEventDto,
@@ -52,8 +53,10 @@ export function validateHrisEvent(raw: unknown): HrisEventValidation {
     return refuse(`Unsupported version ${String(version)} of ${knownType}; supported versions: ${supported.join(', ')}`);
   }
 
-  const reserved = reservedKeysOf(raw);
-  if (reserved.length > 0) return refuse(`Invalid ${knownType} event: ${reserved.map((path) => `${path}: unknown field`).join('; ')}`);
+  // A message from the broker has not passed the HTTP body rules (depth, storable text, no
+  // prototype or constructor keys); the same ones apply before the validator copies anything.
+  const hostile = hostileValueProblem(raw);
+  if (hostile !== undefined) return refuse(`Invalid ${knownType} event: ${hostile}`);
 
   const dto = instanceOf<HrisEventDto>(HRIS_EVENT_DTOS[knownType], raw);
   if (isPlainObject(raw.data)) dto.data = instanceOf<HrisEventDto['data']>(DATA_DTOS[knownType], raw.data);
@@ -75,21 +78,6 @@ export function validateHrisEvent(raw: unknown): HrisEventValidation {
 function instanceOf<T extends object>(type: new () => T, plain: Record<string, unknown>): T {
   return Object.assign(new type(), plain);
 }
-
-/**
- * Keys that would replace the instance's prototype or constructor (and so the rules it is
- * validated by) when copied onto it; no event has them.
- */
-function reservedKeysOf(input: Record<string, unknown>): string[] {
-  const found = RESERVED_KEYS.filter((key) => Object.hasOwn(input, key));
-  if (isPlainObject(input.data)) {
-    const data = input.data;
-    found.push(...RESERVED_KEYS.filter((key) => Object.hasOwn(data, key)).map((key) => `data.${key}`));
-  }
-  return found;
-}
-
-const RESERVED_KEYS = ['__proto__', 'constructor'];
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

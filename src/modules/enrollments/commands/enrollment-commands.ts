@@ -10,6 +10,11 @@ export interface EnrollmentCommandContext {
    * individual whose enrollment already reflects a later change is left alone: the newer wins.
    */
   occurredAt?: Date;
+  /**
+   * The effective dates were computed by the service from a policy's schedule (escalations
+   * years ahead), not written by a caller: the two-year bound on written dates does not apply.
+   */
+  scheduledByPolicy?: boolean;
 }
 
 export interface EnrollmentElement {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Benefit } from '../../../domain/benefits/benefit';
-import { resolveEffectiveDate, utcDateOf } from '../../../domain/benefits/effective-date';
+import { latestEffectiveDate, resolveEffectiveDate, utcDateOf } from '../../../domain/benefits/effective-date';
 import { benefitGroupOf, parseConfiguration, unsupportedFeatures } from '../../../domain/benefits/enrollment-configuration';
 import { Connection } from '../../../domain/connections/connection';
 import { repeatedKeys } from '../../../domain/enrollments/enrollment-change';
@@ -31,13 +31,14 @@ export class EnrollmentRequestRules {
   /** An enroll request, validated whole (a DomainError names every problem), ready for the lifecycle. */
   enroll(scope: BenefitScope, benefit: Benefit, elements: readonly EnrollmentElement[], context: EnrollmentCommandContext): OpenEnrollment {
     const today = utcDateOf(this.clock.now());
+    const latest = context.scheduledByPolicy ? undefined : latestEffectiveDate(today);
     const group = benefitGroupOf(benefit.type);
     const problems: string[] = [];
     const items: RequestItem[] = [];
     elements.forEach((element, index) => {
       const parsed = parseConfiguration(element.configuration, group, `[${index}].configuration`);
       if (!parsed.ok) return void problems.push(...parsed.problems);
-      const date = resolveEffectiveDate(parsed.effectiveDate, today);
+      const date = resolveEffectiveDate(parsed.effectiveDate, today, latest);
       if (!date.ok) return void problems.push(`[${index}].configuration.${date.problem}`);
       items.push({ individualId: element.individual_id.toLowerCase(), effectiveDate: date.date, configuration: parsed.configuration });
     });
@@ -61,7 +62,8 @@ export class EnrollmentRequestRules {
     if (support.supported_operations.individual_benefits.delete === 'not_supported_by_provider') {
       throw unprocessable([`${providerName} does not support unenrolling individuals from ${benefit.type} benefits`]);
     }
-    const date = resolveEffectiveDate(effectiveDate, utcDateOf(this.clock.now()));
+    const today = utcDateOf(this.clock.now());
+    const date = resolveEffectiveDate(effectiveDate, today, latestEffectiveDate(today));
     if (!date.ok) throw invalidRequest(`Invalid request: ${date.problem}`);
     const items = individualIds.map((id) => ({ individualId: id.toLowerCase(), effectiveDate: date.date, configuration: null }));
     refuseRepeated(items);

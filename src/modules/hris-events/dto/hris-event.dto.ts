@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsObject, IsOptional, IsUUID, Min, ValidateBy, ValidateNested, ValidationOptions } from 'class-validator';
-import { resolveEffectiveDate } from '../../../domain/benefits/effective-date';
+import { calendarDateOf } from '../../../domain/benefits/effective-date';
 import { HRIS_EVENT_TYPES, HrisEventType } from '../../../domain/hris-events/hris-event';
 import { IsCalendarDate, isCalendarDate } from '../../employer/dto/calendar-date.validator';
 import { isUuid } from '../../employer/dto/uuid-param';
@@ -57,12 +57,11 @@ function IsUuidLayout(options?: ValidationOptions): PropertyDecorator {
 
 /**
  * The calendar date an enroll `effective_date` names (the formats the REST body takes), or
- * undefined when it names none. The floor is the earliest date there is, so nothing is moved
- * to "today": two values are compared as written.
+ * undefined when it names none; as written, so two values are compared as written. How far
+ * ahead it may be is the enroll command's rule, checked against its clock.
  */
 function effectiveDateOf(value: unknown): string | undefined {
-  const resolved = resolveEffectiveDate(value, '0001-01-01');
-  return resolved.ok ? resolved.date : undefined;
+  return typeof value === 'string' ? calendarDateOf(value.trim()) : undefined;
 }
 
 const EFFECTIVE_DATE_FORMATS = 'YYYY-MM-DD, MM/DD/YYYY or an ISO 8601 date-time';

@@ -1,0 +1,61 @@
+import { hostileValueProblem, isStorableText, jsonNestsDeeperThan, MAX_JSON_DEPTH } from './hostile-input';
+
+describe('isStorableText', () => {
+  it.each(['', 'plain', 'Zoë', '🌴 pair', '\ud83c\udf34', 'tab\tand\nnewline', '\u0001'])('keeps %j', (text) => {
+    expect(isStorableText(text)).toBe(true);
+  });
+
+  it.each(['\u0000', 'a\u0000', '\ud800', 'x\ud800y', '\udc00', '\udc00\ud800', '🌴\ud800'])('refuses %j', (text) => {
+    expect(isStorableText(text)).toBe(false);
+  });
+});
+
+describe('jsonNestsDeeperThan', () => {
+  const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+
+  it('counts objects and arrays, up to the limit and past it', () => {
+    expect(jsonNestsDeeperThan(nested(MAX_JSON_DEPTH))).toBe(false);
+    expect(jsonNestsDeeperThan(nested(MAX_JSON_DEPTH + 1))).toBe(true);
+    expect(jsonNestsDeeperThan('['.repeat(MAX_JSON_DEPTH + 1))).toBe(true);
+    expect(jsonNestsDeeperThan('[[1],[2],{"a":[3]}]', 3)).toBe(false);
+    expect(jsonNestsDeeperThan('[[1],[2],{"a":[3]}]', 2)).toBe(true);
+  });
+
+  it('skips brackets inside strings, escaped quotes included', () => {
+    expect(jsonNestsDeeperThan(JSON.stringify({ a: '['.repeat(500) }), 2)).toBe(false);
+    expect(jsonNestsDeeperThan(JSON.stringify({ a: '"[[[\\"{{{' }), 1)).toBe(false);
+    expect(jsonNestsDeeperThan(`{"a":"\\\\"}`, 1)).toBe(false);
+    expect(jsonNestsDeeperThan(`{"a":"\\\\",[[]]}`, 2)).toBe(true);
+  });
+});
+
+describe('hostileValueProblem', () => {
+  it('finds nothing in ordinary values', () => {
+    expect(hostileValueProblem({ a: [1, 'two', { three: null }], b: true })).toBeUndefined();
+    expect(hostileValueProblem('text')).toBeUndefined();
+    expect(hostileValueProblem(null)).toBeUndefined();
+  });
+
+  it('names the first unstorable string by its path, root included', () => {
+    expect(hostileValueProblem({ a: 'ok', b: [{ c: 'x\u0000' }] })).toBe('b[0].c: text must not contain U+0000 or an unpaired UTF-16 surrogate');
+    expect(hostileValueProblem(['\ud800'])).toBe('[0]: text must not contain U+0000 or an unpaired UTF-16 surrogate');
+    expect(hostileValueProblem('\u0000')).toBe('body: text must not contain U+0000 or an unpaired UTF-16 surrogate');
+    expect(hostileValueProblem({ topic: '\u0000' }, 'query')).toBe('query.topic: text must not contain U+0000 or an unpaired UTF-16 surrogate');
+  });
+
+  it('refuses field names that are unstorable or name object machinery', () => {
+    expect(hostileValueProblem({ a: { 'k\u0000': 1 } })).toBe("a: a field name's text must not contain U+0000 or an unpaired UTF-16 surrogate");
+    for (const key of ['constructor', 'prototype', '__proto__']) {
+      expect(hostileValueProblem(JSON.parse(`{"a":[{"${key}":1}]}`))).toBe(`a[0].${key}: unknown field`);
+    }
+  });
+
+  it('refuses nesting past the bound without recursion', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 1_000_000; i++) deep = [deep];
+    expect(hostileValueProblem(deep)).toBe(`${'[0]'.repeat(MAX_JSON_DEPTH)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+    let ok: unknown = 'leaf';
+    for (let i = 0; i < MAX_JSON_DEPTH; i++) ok = { a: ok };
+    expect(hostileValueProblem(ok)).toBeUndefined();
+  });
+});
