@@ -49,7 +49,36 @@ async function findKafka() {
   return { reason: `Kafka is not reachable at ${brokers}` };
 }
 
+/**
+ * Whether the run can only reach unit specs (the .spec.ts files under src/), which need neither service:
+ * `--selectProjects unit` alone, or only paths under src/. Then nothing is probed or started.
+ */
+function unitSpecsOnly(args) {
+  const projects = [];
+  const positional = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--selectProjects') {
+      while (i + 1 < args.length && !args[i + 1].startsWith('-')) projects.push(args[++i]);
+    } else if (arg.startsWith('--selectProjects=')) {
+      projects.push(...arg.slice('--selectProjects='.length).split(','));
+    } else if (!arg.startsWith('-')) {
+      // A path pattern, or the value of another option (`-t name`): not under src/, so services.
+      positional.push(arg);
+    }
+  }
+  if (projects.length > 0) return projects.every((p) => p === 'unit');
+  const src = path.join(root, 'src');
+  return positional.length > 0 && positional.every((p) => (path.resolve(root, p) + path.sep).startsWith(src + path.sep));
+}
+
 async function main() {
+  const args = process.argv.slice(2);
+  if (unitSpecsOnly(args)) {
+    console.log('[test] unit specs only: PostgreSQL and Kafka are not needed, none is probed');
+    runJest(args, { TEST_DATABASE_URL: '', TEST_KAFKA_BROKERS: '' });
+    return;
+  }
   const postgres = await findPostgres();
   const kafka = await findKafka();
   const missing = [postgres.reason, kafka.reason].filter(Boolean);
@@ -60,10 +89,13 @@ async function main() {
     }
     for (const reason of missing) console.warn(`[test] SKIPPING suites that need it: ${reason}`);
   }
+  runJest(args, { TEST_DATABASE_URL: postgres.url || '', TEST_KAFKA_BROKERS: kafka.brokers || '' });
+}
+
+function runJest(args, services) {
   const env = {
     ...process.env,
-    TEST_DATABASE_URL: postgres.url || '',
-    TEST_KAFKA_BROKERS: kafka.brokers || '',
+    ...services,
     // The service's own settings must not leak into tests that build their own config.
     DATABASE_URL: '',
     KAFKA_BROKERS: '',
@@ -71,7 +103,7 @@ async function main() {
   const jest = require.resolve('jest/bin/jest', { paths: [root] });
   // PGlite (the embedded database) loads its WebAssembly with a dynamic import, which jest's
   // module sandbox allows only with VM modules enabled.
-  const result = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jest, ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jest, ...args], { cwd: root, env, stdio: 'inherit' });
   process.exit(result.status ?? 1);
 }
 
