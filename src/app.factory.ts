@@ -16,6 +16,7 @@ import { checkRequestText } from './infrastructure/http/request-text-check';
 import { createValidationPipe } from './infrastructure/http/validation';
 import { recordHttpMetrics } from './infrastructure/observability/http-metrics';
 import { Metrics } from './infrastructure/observability/metrics';
+import { QuietBootLogger } from './infrastructure/observability/quiet-boot-logger';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { version } = require('../package.json') as { version: string };
@@ -82,7 +83,7 @@ export async function startService(config: AppConfig, options: StartOptions = {}
 }
 
 async function configureHttp(app: NestFastifyApplication): Promise<void> {
-  app.useLogger(app.get(Logger));
+  app.useLogger(new QuietBootLogger(app.get(Logger)));
   app.flushLogs();
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(createValidationPipe());

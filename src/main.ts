@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { startService } from './app.factory';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { resolveOpsCredentials } from './config/ops-credentials';
+import { DataDirLockedError } from './infrastructure/database/data-dir-lock';
 import { DOCS_PATH } from './infrastructure/http/api-docs';
 import { SANDBOX_CREDENTIALS } from './domain/connections/sandbox-login';
 import { ApplicationsBootstrap, StartupApplication } from './modules/applications/applications.bootstrap';
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`failed to start: ${(error as Error).stack ?? error}\n`);
+  // A locked embedded database is the user's situation to resolve, not a crash: the message only.
+  process.stderr.write(`failed to start: ${error instanceof DataDirLockedError ? error.message : ((error as Error).stack ?? error)}\n`);
   process.exit(1);
 });
