@@ -5,15 +5,22 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DataDirLockedError } from './infrastructure/database/data-dir-lock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { dataSourceOptions } from './infrastructure/database/data-source';
-import { ApplicationsService } from './modules/applications/applications.service';
+import { parseOrigins } from './modules/applications/application-origins';
+import { ApplicationChanges, ApplicationsService, toRegisteredApplication } from './modules/applications/applications.service';
 import { SecretHasher } from './infrastructure/auth/secret-hasher';
 
-const USAGE = `usage: npm run cli -- applications create --name NAME --redirect-uri URI [--redirect-uri URI2] [--sandbox]
+const USAGE = `usage: npm run cli -- applications create --name NAME [--redirect-uri URI ...] [--origin ORIGIN ...] [--sandbox]
+       npm run cli -- applications update --client-id ID [--name NAME] [--redirect-uri URI ...] [--origin ORIGIN ...]
 
-Registers an API application and prints its client_id and client_secret as JSON.
+create registers an API application and prints its client_id and client_secret as JSON.
 The secret is shown once: only a slow hash of it is stored.
+update replaces the name, the redirect URIs or the origins given, and prints the application.
+--origin (repeatable) is an origin the embedded connect flow may post its result to:
+scheme://host[:port], http or https, no path. Without one, create registers the origins
+of the redirect URIs.
 Uses DATABASE_URL, or the embedded database under EMBEDDED_DATA_DIR (stop a running
 embedded service first: the embedded database has a single owner).`;
 
@@ -55,33 +62,39 @@ function redirectUriProblem(uri: string): string | undefined {
   return undefined;
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [resource, action, ...rest] = argv;
-  if (resource !== 'applications' || action !== 'create') fail('unknown command');
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: rest,
-      options: {
-        name: { type: 'string' },
-        'redirect-uri': { type: 'string', multiple: true },
-        sandbox: { type: 'boolean', default: false },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  const name = values.name?.trim();
+const OPTIONS = {
+  'client-id': { type: 'string' },
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  origin: { type: 'string', multiple: true },
+  sandbox: { type: 'boolean' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
+
+function nameOf(value: string | undefined): string {
+  const name = value?.trim();
   if (!name || name.length > 255) fail('--name is required (1-255 characters)');
-  const redirectUris = values['redirect-uri'] ?? [];
-  for (const uri of redirectUris) {
+  return name;
+}
+
+function redirectUrisOf(values: string[]): string[] {
+  for (const uri of values) {
     const problem = redirectUriProblem(uri);
     if (problem) fail(`--redirect-uri ${uri} ${problem}`);
   }
-  let config: AppConfig;
+  return values;
+}
+
+function originsOf(values: string[]): string[] {
+  const { origins, problems } = parseOrigins(values);
+  if (problems.length > 0) fail(`--origin ${problems[0]}: give scheme://host[:port] (http or https, no path), such as https://app.example.com`);
+  return origins;
+}
+
+function loadToolConfig(): AppConfig {
   try {
-    config = loadConfig(process.env, { LOG_LEVEL: 'error' }, { tool: true });
+    return loadConfig(process.env, { LOG_LEVEL: 'error' }, { tool: true });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -89,13 +102,51 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  const credentials = await withApplications(config, (service) =>
-    service.create({ name, redirectUris, sandbox: values.sandbox ?? false }),
+}
+
+async function create(values: Values): Promise<void> {
+  if (values['client-id'] !== undefined) fail('--client-id is for update: create draws a new one');
+  const name = nameOf(values.name);
+  const redirectUris = redirectUrisOf(values['redirect-uri'] ?? []);
+  const allowedOrigins = values.origin === undefined ? undefined : originsOf(values.origin);
+  const credentials = await withApplications(loadToolConfig(), (service) =>
+    service.create({ name, redirectUris, allowedOrigins, sandbox: values.sandbox ?? false }),
   );
   process.stdout.write(`${JSON.stringify(credentials, null, 2)}\n`);
 }
 
+async function update(values: Values): Promise<void> {
+  const clientId = values['client-id'];
+  if (!clientId) fail('--client-id is required');
+  if (values.sandbox !== undefined) fail('--sandbox is chosen at create and cannot change');
+  const changes: ApplicationChanges = {
+    name: values.name === undefined ? undefined : nameOf(values.name),
+    redirectUris: values['redirect-uri'] === undefined ? undefined : redirectUrisOf(values['redirect-uri']),
+    allowedOrigins: values.origin === undefined ? undefined : originsOf(values.origin),
+  };
+  if (Object.values(changes).every((change) => change === undefined)) fail('nothing to update: give --name, --redirect-uri or --origin');
+  const application = await withApplications(loadToolConfig(), (service) => service.update(clientId, changes));
+  if (!application) {
+    process.stderr.write(`No application has client_id ${clientId}.\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`${JSON.stringify(toRegisteredApplication(application), null, 2)}\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [resource, action, ...rest] = argv;
+  if (resource !== 'applications' || (action !== 'create' && action !== 'update')) fail('unknown command');
+  let values: Values;
+  try {
+    ({ values } = parseArgs({ args: rest, options: OPTIONS, strict: true }));
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  await (action === 'create' ? create(values) : update(values));
+}
+
 main(process.argv.slice(2)).catch((error) => {
-  process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  // A locked embedded database is the user's situation to resolve, not a crash: the message only.
+  process.stderr.write(`${error instanceof DataDirLockedError ? error.message : ((error as Error).stack ?? error)}\n`);
   process.exit(1);
 });

@@ -16,6 +16,7 @@ import {
   ValidateIf,
   validateSync,
 } from 'class-validator';
+import { ORIGIN_FORM, parseOrigins } from '../modules/applications/application-origins';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -32,6 +33,7 @@ const toBool = ({ value }: { value: unknown }) => {
   return value;
 };
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+const splitList = (value: string) => value.split(',').map((item) => item.trim()).filter((item) => item !== '');
 
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 const TRUST_PROXY_MESSAGE =
@@ -155,7 +157,10 @@ export class AppConfig {
   @Max(1_800_000, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000' })
   KAFKA_SESSION_TIMEOUT_MS = 30_000;
 
-  /** Wrong ops credentials one client address may send per window before it is refused (429). */
+  /**
+   * Wrong ops credentials one client address may send per window before it is refused (429);
+   * one username may get three times as many, from all addresses together.
+   */
   @Transform(toInt)
   @IsInt({ message: 'OPS_SIGN_IN_MAX_FAILURES must be a whole number from 1 to 1000' })
   @Min(1, { message: 'OPS_SIGN_IN_MAX_FAILURES must be a whole number from 1 to 1000' })
@@ -205,6 +210,26 @@ export class AppConfig {
   })
   APP_REDIRECT_URIS?: string;
 
+  /** Origins the embedded connect flow may post to; unset, the origins of APP_REDIRECT_URIS. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @ValidateBy({
+    name: 'isOriginList',
+    validator: {
+      validate: (value: unknown) => {
+        if (typeof value !== 'string') return false;
+        const { origins, problems } = parseOrigins(splitList(value));
+        return origins.length > 0 && problems.length === 0;
+      },
+      defaultMessage: (args) => {
+        const value: unknown = args?.value;
+        const problems = typeof value === 'string' ? parseOrigins(splitList(value)).problems : [];
+        return `APP_ORIGINS must be a comma-separated list of origins (${ORIGIN_FORM})${problems.length > 0 ? `: ${problems.join('; ')}` : ''}`;
+      },
+    },
+  })
+  APP_ORIGINS?: string;
+
   @Transform(toBool)
   @IsBoolean({ message: 'APP_SANDBOX must be true or false' })
   APP_SANDBOX = true;
@@ -237,11 +262,12 @@ export class AppConfig {
 
   /**
    * Which peers' X-Forwarded-For is believed for the client's address (the one failed ops
-   * sign-ins are counted against): by default the proxies of a private network, never a client
-   * on the internet, which could otherwise pick a new address for each guess.
+   * sign-ins are counted against): by default only a proxy on this host (loopback). Any peer
+   * trusted here can pick the address it is counted as, so a private network is not trusted
+   * as a whole: name the load balancer's addresses instead.
    */
   @ValidateBy({ name: 'isTrustProxy', validator: { validate: isTrustProxy, defaultMessage: () => TRUST_PROXY_MESSAGE } })
-  TRUST_PROXY = 'loopback,linklocal,uniquelocal';
+  TRUST_PROXY = 'loopback';
 
   /** Largest accepted request body; 10,000-element enrollment bodies fit well inside 8 MiB. */
   @Transform(toInt)
@@ -328,12 +354,47 @@ export class AppConfig {
   @Max(60_000)
   JOB_POLL_MS = 500;
 
-  /** How long a worker holds a job before another may take it over (a crashed worker's job). */
+  /**
+   * How long a worker's lease on a job lasts unless renewed (every third of it, while the job
+   * runs): the longest a job waits when its holder stops renewing without being taken for gone.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(1_000)
   @Max(3_600_000)
-  JOB_LEASE_MS = 120_000;
+  JOB_LEASE_MS = 30_000;
+
+  /**
+   * This instance's name, the same across its restarts: a restarted process frees at once the
+   * leases its killed predecessor held. Empty: the host name and PORT (a process on PORT 0 is a
+   * new instance each time). Two running processes must never share one.
+   */
+  @IsString()
+  @Matches(/^[A-Za-z0-9._:@-]{0,100}$/, { message: 'INSTANCE_ID may hold up to 100 letters, digits, ".", "_", ":", "@" and "-"' })
+  INSTANCE_ID = '';
+
+  /** How often an instance records that it is alive, and looks for instances that stopped. */
+  @Transform(toInt)
+  @IsInt({ message: 'INSTANCE_HEARTBEAT_MS must be a whole number of milliseconds from 50 to 60000' })
+  @Min(50, { message: 'INSTANCE_HEARTBEAT_MS must be a whole number of milliseconds from 50 to 60000' })
+  @Max(60_000, { message: 'INSTANCE_HEARTBEAT_MS must be a whole number of milliseconds from 50 to 60000' })
+  INSTANCE_HEARTBEAT_MS = 2_000;
+
+  /**
+   * An instance without a heartbeat this long is gone (killed, its host lost): its leases are
+   * freed at once. Three beats at least, so one late beat never makes a live instance gone.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'INSTANCE_DEAD_AFTER_MS must be a whole number of milliseconds up to 3600000' })
+  @Max(3_600_000, { message: 'INSTANCE_DEAD_AFTER_MS must be a whole number of milliseconds up to 3600000' })
+  @ValidateBy({
+    name: 'atLeastThreeHeartbeats',
+    validator: {
+      validate: (value: unknown, args) => typeof value === 'number' && value >= 3 * (args?.object as AppConfig).INSTANCE_HEARTBEAT_MS,
+      defaultMessage: () => 'INSTANCE_DEAD_AFTER_MS must be at least three INSTANCE_HEARTBEAT_MS',
+    },
+  })
+  INSTANCE_DEAD_AFTER_MS = 10_000;
 
   /** Runs the background workers (outbox relay, consumers) in this process. */
   @Transform(toBool)
@@ -352,6 +413,11 @@ export class AppConfig {
 
   get appRedirectUris(): string[] {
     return this.APP_REDIRECT_URIS ? this.APP_REDIRECT_URIS.split(',') : [];
+  }
+
+  /** APP_ORIGINS normalized; undefined when unset (the application then gets its redirect URIs' origins). */
+  get appOrigins(): string[] | undefined {
+    return this.APP_ORIGINS === undefined ? undefined : parseOrigins(splitList(this.APP_ORIGINS)).origins;
   }
 
   get kafkaBrokers(): string[] {
@@ -379,7 +445,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { RunningService, startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
+import { ApplicationsBootstrap } from '../../src/modules/applications/applications.bootstrap';
+import { ApplicationsService } from '../../src/modules/applications/applications.service';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic } from '../utils/connect';
 import { createTestDatabase, TestDatabase } from '../utils/test-database';
@@ -47,7 +49,7 @@ function serve(database: TestDatabase, env: Record<string, string> = {}): Promis
 }
 
 const sessionFor = (url: string, credentials: { client_id: string; client_secret: string }, redirectUri?: string) =>
-  request(url, '/connect/sessions', json({ customer_id: randomUUID(), customer_name: 'Acme', products: ['company'], redirect_uri: redirectUri }, basic({ ...credentials, name: '', redirect_uris: [], sandbox: true })));
+  request(url, '/connect/sessions', json({ customer_id: randomUUID(), customer_name: 'Acme', products: ['company'], redirect_uri: redirectUri }, basic({ ...credentials, name: '', redirect_uris: [], allowed_origins: [], sandbox: true })));
 
 describeWithPostgres('registering applications', () => {
   let database: TestDatabase;
@@ -70,6 +72,8 @@ describeWithPostgres('registering applications', () => {
         client_secret: expect.stringMatching(/^\S{32,}$/),
         name: 'Benefits Platform',
         redirect_uris: ['https://platform.example/cb', 'http://localhost:4000/cb'],
+        // No --origin: the origins of the redirect URIs.
+        allowed_origins: ['https://platform.example', 'http://localhost:4000'],
         sandbox: true,
       });
 
@@ -100,6 +104,18 @@ describeWithPostgres('registering applications', () => {
       [['applications', 'create', '--name', 'A', '--redirect-uri', 'not a url'], /is not a URL/],
       [['applications', 'create', '--name', 'A', '--redirect-uri', 'ftp://files.example/cb'], /must be an http or https URL/],
       [['applications', 'create', '--name', 'A', '--redirect-uri', 'https://a.example/cb#frag'], /must not have a fragment/],
+      [['applications', 'create', '--name', 'A', '--origin', 'https://a.example/cb'], /--origin https:\/\/a\.example\/cb must not have a path, query or fragment/],
+      [['applications', 'create', '--name', 'A', '--origin', 'https://a.example?x'], /must not have a path, query or fragment/],
+      [['applications', 'create', '--name', 'A', '--origin', 'javascript:alert(1)'], /--origin javascript:alert\(1\) must use http or https/],
+      [['applications', 'create', '--name', 'A', '--origin', 'data:text/html,hi'], /must use http or https/],
+      [['applications', 'create', '--name', 'A', '--origin', '*'], /--origin \* is not a URL/],
+      [['applications', 'create', '--name', 'A', '--origin', 'https://a.example', '--origin', 'null'], /--origin null is not a URL/],
+      [['applications', 'create', '--name', 'A', '--client-id', randomUUID()], /--client-id is for update/],
+      [['applications', 'update'], /--client-id is required/],
+      [['applications', 'update', '--client-id', randomUUID()], /nothing to update/],
+      [['applications', 'update', '--client-id', randomUUID(), '--sandbox'], /--sandbox is chosen at create/],
+      [['applications', 'update', '--client-id', randomUUID(), '--origin', 'ftp://a.example'], /must use http or https/],
+      [['applications', 'update', '--client-id', randomUUID(), '--name', ' '], /--name is required/],
     ])('refuses %j with usage and exit code 2, storing nothing', async (args, message) => {
       const before = await countApplications(database);
       const result = await cli(args, { DATABASE_URL: database.url });
@@ -110,6 +126,45 @@ describeWithPostgres('registering applications', () => {
       expect(await countApplications(database)).toBe(before);
     });
 
+    it('registers the origins given with --origin, as the browser writes them', async () => {
+      const result = await cli(
+        ['applications', 'create', '--name', 'Embedded', '--redirect-uri', 'https://platform.example/cb', '--origin', 'HTTPS://App.Example.com:443/', '--origin', 'http://localhost:5173', '--origin', 'https://app.example.com'],
+        { DATABASE_URL: database.url },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ redirect_uris: ['https://platform.example/cb'], allowed_origins: ['https://app.example.com', 'http://localhost:5173'] });
+    });
+
+    it('update replaces what it is given and keeps the rest; an unknown client_id changes nothing', async () => {
+      const created = JSON.parse(
+        (await cli(['applications', 'create', '--name', 'Before', '--redirect-uri', 'https://platform.example/cb', '--sandbox'], { DATABASE_URL: database.url })).stdout,
+      );
+      const updated = await cli(['applications', 'update', '--client-id', created.client_id, '--origin', 'https://app.example.com/', '--origin', 'http://localhost:5173'], {
+        DATABASE_URL: database.url,
+      });
+      expect(updated.stderr).toBe('');
+      expect(updated.code).toBe(0);
+      expect(JSON.parse(updated.stdout)).toEqual({
+        client_id: created.client_id,
+        name: 'Before',
+        redirect_uris: ['https://platform.example/cb'],
+        allowed_origins: ['https://app.example.com', 'http://localhost:5173'],
+        sandbox: true,
+      });
+      expect(updated.stdout).not.toContain(created.client_secret);
+
+      const renamed = await cli(['applications', 'update', '--client-id', created.client_id, '--name', 'After', '--redirect-uri', 'https://other.example/cb'], {
+        DATABASE_URL: database.url,
+      });
+      expect(JSON.parse(renamed.stdout)).toMatchObject({ name: 'After', redirect_uris: ['https://other.example/cb'], allowed_origins: ['https://app.example.com', 'http://localhost:5173'] });
+
+      const unknown = await cli(['applications', 'update', '--client-id', randomUUID(), '--origin', 'https://app.example.com'], { DATABASE_URL: database.url });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/No application has client_id/);
+      expect(unknown.stdout).toBe('');
+    });
+
     it('names a bad setting instead of failing with a stack trace', async () => {
       const result = await cli(['applications', 'create', '--name', 'A'], { DATABASE_URL: 'mysql://nope' });
       expect(result.code).toBe(78);
@@ -118,7 +173,7 @@ describeWithPostgres('registering applications', () => {
     });
   });
 
-  describe('APP_CLIENT_ID / APP_CLIENT_SECRET / APP_REDIRECT_URIS at start', () => {
+  describe('APP_CLIENT_ID / APP_CLIENT_SECRET / APP_REDIRECT_URIS / APP_ORIGINS at start', () => {
     const clientId = randomUUID();
     const settings = { APP_CLIENT_ID: clientId, APP_CLIENT_SECRET: 'first-secret-0123456789', APP_REDIRECT_URIS: 'https://a.example/cb' };
 
@@ -146,14 +201,72 @@ describeWithPostgres('registering applications', () => {
       expect(await countApplications(database)).toBe(before + 1);
     });
 
+    it('registers APP_ORIGINS, normalized; unset, the origins of APP_REDIRECT_URIS', async () => {
+      const id = randomUUID();
+      const base = { APP_CLIENT_ID: id, APP_CLIENT_SECRET: 'origins-secret-0123456789', APP_REDIRECT_URIS: 'https://a.example/cb,https://b.example:8443/cb' };
+      const originsAfterStart = async (env: Record<string, string>) => {
+        const service = await serve(database, env);
+        try {
+          const [row] = await service.app.get(DataSource).query(`SELECT allowed_origins FROM applications WHERE id = $1`, [id]);
+          return row.allowed_origins;
+        } finally {
+          await service.close();
+        }
+      };
+      expect(await originsAfterStart(base)).toEqual(['https://a.example', 'https://b.example:8443']);
+      expect(await originsAfterStart({ ...base, APP_ORIGINS: 'HTTPS://App.Example.com/, http://localhost:5173' })).toEqual([
+        'https://app.example.com',
+        'http://localhost:5173',
+      ]);
+      expect(loadConfig({ APP_ORIGINS: 'http://[::1]:8080,https://app.example.com' }).appOrigins).toEqual(['http://[::1]:8080', 'https://app.example.com']);
+    });
+
     it.each([
       [{ APP_CLIENT_ID: 'not-a-uuid', APP_CLIENT_SECRET: 'first-secret-0123456789' }, /APP_CLIENT_ID/],
       [{ APP_CLIENT_ID: randomUUID() }, /APP_CLIENT_SECRET/],
       [{ APP_CLIENT_ID: randomUUID(), APP_CLIENT_SECRET: 'short' }, /APP_CLIENT_SECRET/],
       [{ APP_CLIENT_ID: randomUUID(), APP_CLIENT_SECRET: 'first-secret-0123456789', APP_REDIRECT_URIS: 'nope' }, /APP_REDIRECT_URIS/],
+      [{ APP_ORIGINS: 'https://app.example.com/path' }, /APP_ORIGINS must be a comma-separated list of origins .*: https:\/\/app\.example\.com\/path must not have a path/],
+      [{ APP_ORIGINS: 'https://app.example.com,javascript:alert(1)' }, /APP_ORIGINS .*javascript:alert\(1\) must use http or https/],
+      [{ APP_ORIGINS: 'data:text/html,x' }, /APP_ORIGINS .*must use http or https/],
+      [{ APP_ORIGINS: '*' }, /APP_ORIGINS .*\* is not a URL/],
+      [{ APP_ORIGINS: ' , ' }, /APP_ORIGINS must be a comma-separated list of origins/],
     ])('refuses %j at start', (env, message) => {
       expect(() => loadConfig({ ...env })).toThrow(message);
     });
+  });
+});
+
+describeWithPostgres('a demo application from before origins were registered', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.drop());
+
+  it("gets the service's own origin at the next start, and keeps origins it already has", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bo-demo-origins-'));
+    const service = await serve(database);
+    try {
+      const applications = service.app.get(ApplicationsService);
+      // What the migration leaves a demo application with: no redirect URIs, so no origins.
+      const { client_secret: _, ...stored } = await applications.create({ name: 'Sandbox demo application', redirectUris: [], sandbox: true });
+      expect(stored.allowed_origins).toEqual([]);
+      writeFileSync(join(dataDir, 'demo-application.json'), JSON.stringify({ ...stored, client_secret: 'kept', allowed_origins: undefined }));
+      const restart = async () => {
+        const bootstrap = new ApplicationsBootstrap(loadConfig({ EMBEDDED_DATA_DIR: dataDir, PORT: '3000', HOST: '0.0.0.0' }), applications);
+        await bootstrap.onApplicationBootstrap();
+        return bootstrap.startupApplication;
+      };
+      expect(await restart()).toMatchObject({ source: 'demo', credentials: { client_id: stored.client_id, allowed_origins: ['http://127.0.0.1:3000'] } });
+      expect((await applications.find(stored.client_id))?.allowedOrigins).toEqual(['http://127.0.0.1:3000']);
+
+      await applications.update(stored.client_id, { allowedOrigins: ['http://localhost:5173'] });
+      expect((await restart())?.credentials.allowed_origins).toEqual(['http://localhost:5173']);
+    } finally {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -181,11 +294,18 @@ describe('the embedded default', () => {
       expect(clientSecret).toBeDefined();
       expect(first.output).toMatch(/sandbox sign-in: good_user \/ good_pass/);
       expect(statSync(join(dataDir, 'demo-application.json')).mode & 0o077).toBe(0);
+      // One registered origin, the service's own (as configured: PORT=0 here), which the
+      // embedded flow takes by default, so the printed link works as it is.
+      const demoOrigin = 'http://127.0.0.1:0';
+      expect(JSON.parse(readFileSync(join(dataDir, 'demo-application.json'), 'utf8')).allowed_origins).toEqual([demoOrigin]);
       try {
         // The printed link starts the connect flow, and the printed credentials open sessions.
         const authorize = await fetch(connectPage!, { redirect: 'manual' });
         expect(authorize.status).toBe(303);
         expect(authorize.headers.get('location')).toMatch(/\/connect\?session=/);
+        expect(new URL(authorize.headers.get('location')!).searchParams.get('origin')).toBe(demoOrigin);
+        const page = await fetch(authorize.headers.get('location')!);
+        expect(page.status).toBe(200);
         expect((await sessionFor(first.url, { client_id: clientId!, client_secret: clientSecret! })).status).toBe(201);
       } finally {
         await first.stop();

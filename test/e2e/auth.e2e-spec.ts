@@ -210,12 +210,53 @@ describeWithPostgres('authorization', () => {
       });
     });
 
-    it('works once; a second use fails and revokes nothing', async () => {
+    it('works once; a second use fails and revokes the token the first one issued (RFC 6749 §4.1.2)', async () => {
       const flow = await codeFor();
       const first = await exchange(flow.code);
+      expect(first.status).toBe(200);
+      expect((await service.request('/introspect', { headers: bearer(first.body.access_token) })).status).toBe(200);
       const second = await exchange(flow.code);
       expect(second.status).toBe(400);
-      expect(second.body).toMatchObject({ name: 'invalid_request_error', service_code: 'invalid_grant' });
+      expect(second.body).toMatchObject({ name: 'invalid_request_error', service_code: 'invalid_grant', message: expect.stringMatching(/already been used/) });
+      const revoked = await service.request('/introspect', { headers: bearer(first.body.access_token) });
+      expect(revoked.status).toBe(401);
+      expect(revoked.body.service_code).toBe('invalid_access_token');
+      // A third try is refused the same way.
+      expect((await exchange(flow.code)).status).toBe(400);
+    });
+
+    it("revokes only that code's token, not the connection's others", async () => {
+      const employer = await connectEmployer(service, app);
+      const session = await service.request('/connect/sessions/reauthenticate', json({ connection_id: employer.connectionId, redirect_uri: REDIRECT_URI }, basic(app)));
+      const reauth = await service.app.get(ConnectSessionsService).complete(session.body.session_id, {
+        providerId: 'sandbox_automated',
+        authenticationType: 'credential',
+        manual: false,
+        entityNames: [],
+      });
+      const first = await exchange(reauth.code);
+      expect(first.status).toBe(200);
+      expect((await exchange(reauth.code)).status).toBe(400);
+      expect((await service.request('/introspect', { headers: bearer(first.body.access_token) })).status).toBe(401);
+      expect((await service.request('/introspect', { headers: bearer(employer.accessToken) })).status).toBe(200);
+    });
+
+    it('lets only one of two concurrent exchanges of a code succeed; the other revokes its token', async () => {
+      for (let round = 0; round < 5; round++) {
+        const flow = await codeFor();
+        const answers = await Promise.all([exchange(flow.code), exchange(flow.code)]);
+        expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+        const winner = answers.find((a) => a.status === 200)!;
+        expect((await service.request('/introspect', { headers: bearer(winner.body.access_token) })).status).toBe(401);
+        const tokens = await service.app.get(DataSource).query(`SELECT revoked_at FROM access_tokens WHERE connection_id = $1`, [flow.connection.id]);
+        expect(tokens).toEqual([{ revoked_at: expect.any(Date) }]);
+      }
+    });
+
+    it('revokes nothing when another client presents a used code', async () => {
+      const flow = await codeFor();
+      const first = await exchange(flow.code);
+      expect((await exchange(flow.code, otherApp)).status).toBe(400);
       expect((await service.request('/introspect', { headers: bearer(first.body.access_token) })).status).toBe(200);
     });
 

@@ -154,15 +154,17 @@ describeWithBrowser('connect flow in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it('embedded flow: posts the code to the opener at the given origin', async () => {
+  /** A page of the application that records every message it receives. */
+  const OPENER_PAGE = `<!doctype html><html lang="en"><head><title>App</title><link rel="icon" href="data:,"></head><body><h1>App</h1>
+<script>window.received = []; window.addEventListener('message', function (e) { window.received.push({ origin: e.origin, data: e.data }); });</script>
+</body></html>`;
+
+  it('embedded flow: posts the code to the opener at its registered origin', async () => {
     const shot = screenshotter('embedded-flow');
     const connectUrl = await createSession({ customer_id: 'browser-3' });
-    callback.page(
-      '/app',
-      `<!doctype html><html lang="en"><head><title>App</title><link rel="icon" href="data:,"></head><body><h1>App</h1>
-<script>window.received = []; window.addEventListener('message', function (e) { window.received.push({ origin: e.origin, data: e.data }); });</script>
-</body></html>`,
-    );
+    // The application's registered origin: that of its redirect URI, the callback server.
+    expect(app.allowed_origins).toEqual([callback.url]);
+    callback.page('/app', OPENER_PAGE);
     await page.goto(`${callback.url}/app`);
     const url = `${connectUrl}&state=emb-1&origin=${encodeURIComponent(callback.url)}`;
     const [popup] = await Promise.all([context.waitForEvent('page'), page.evaluate(`void window.open(${JSON.stringify(url)}, 'connect')`)]);
@@ -185,6 +187,49 @@ describeWithBrowser('connect flow in Chromium', () => {
 
     const token = await service.request('/auth/token', json({ client_id: app.client_id, client_secret: app.client_secret, code: message.data.code }));
     expect(token.status).toBe(200);
+    expect([...errors, ...popupErrors]).toEqual([]);
+  });
+
+  it('embedded flow: an opener on another origin never receives the code', async () => {
+    const shot = screenshotter('embedded-foreign-opener');
+    // Same server, another origin: the browser tells localhost and 127.0.0.1 apart.
+    const foreign = callback.url.replace('127.0.0.1', 'localhost');
+    callback.page('/app', OPENER_PAGE);
+    await page.goto(`${foreign}/app`);
+    const open = async (url: string, name: string) => {
+      const [popup] = await Promise.all([context.waitForEvent('page'), page.evaluate(`void window.open(${JSON.stringify(url)}, ${JSON.stringify(name)})`)]);
+      await popup.waitForLoadState();
+      return popup;
+    };
+
+    // Naming its own origin on the link is refused on the page.
+    const refusedUrl = `${await createSession({ customer_id: 'browser-5' })}&origin=${encodeURIComponent(foreign)}`;
+    const refused = await open(refusedUrl, 'refused');
+    await expect(refused.getByRole('alert').textContent()).resolves.toContain(`origin ${foreign} is not registered for this application`);
+    await expect(refused.locator('form').count()).resolves.toBe(0);
+    await shot(refused, 'origin-refused');
+    await refused.close();
+
+    // Without an origin the page targets the registered one, so the browser drops the message.
+    const popup = await open(await createSession({ customer_id: 'browser-6' }), 'connect');
+    const popupErrors = collectPageErrors(popup);
+    await popup.getByLabel('Search providers').fill('automated');
+    await navigation(popup, () => popup.getByRole('button', { name: /Sandbox Payroll \(Automated\)/ }).click());
+    await popup.getByLabel('Username').fill('good_user');
+    await popup.getByLabel('Password').fill('good_pass');
+    await navigation(popup, () => popup.getByRole('button', { name: 'Sign in' }).click());
+    await expect(popup.locator('main').textContent()).resolves.toContain(`the answer goes to ${new URL(callback.url).host}`);
+    await navigation(popup, () => popup.getByRole('button', { name: 'Allow' }).click());
+    await expect(popup.locator('#authorization-code').textContent()).resolves.toMatch(/\S{20,}/);
+    // The page's script has run its postMessage (it updates the status right after).
+    await expect(popup.locator('#result-status').textContent()).resolves.toContain('has been told');
+    await shot(popup, 'result-not-delivered');
+
+    // Messages from one window arrive in the order sent: once this later one is in, the
+    // result would have been too, had the browser delivered it.
+    await popup.evaluate(`window.opener.postMessage('after the result', '*')`);
+    await page.waitForFunction('window.received.length > 0');
+    await expect(page.evaluate('window.received')).resolves.toEqual([{ origin: new URL(service.url).origin, data: 'after the result' }]);
     expect([...errors, ...popupErrors]).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ProviderCatalogue } from '../../src/domain/providers/provider-catalogue';
-import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { ApplicationsService, IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { ConnectPageModule } from '../../src/modules/connect-page/connect-page.module';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, createApplication } from '../utils/connect';
@@ -91,12 +91,12 @@ describeWithPostgres('connect page', () => {
     });
   }
 
-  async function createSession(extra: Record<string, unknown> = {}): Promise<{ session_id: string; connect_url: string }> {
+  async function createSession(extra: Record<string, unknown> = {}, credentials = app): Promise<{ session_id: string; connect_url: string }> {
     const res = await service.request(
       '/connect/sessions',
       json(
         { customer_id: `cust-${Math.random().toString(36).slice(2)}`, customer_name: 'Acme Corp', products: ['company', 'directory'], redirect_uri: CALLBACK, ...extra },
-        basic(app),
+        basic(credentials),
       ),
     );
     expect(res.status).toBe(201);
@@ -120,8 +120,11 @@ describeWithPostgres('connect page', () => {
   }
 
   /** `redirectUri` null: the embedded flow, which has none. */
-  const exchange = (code: string, redirectUri: string | null = CALLBACK) =>
-    service.request('/auth/token', json({ client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: redirectUri ?? undefined }));
+  const exchange = (code: string, redirectUri: string | null = CALLBACK, credentials = app) =>
+    service.request(
+      '/auth/token',
+      json({ client_id: credentials.client_id, client_secret: credentials.client_secret, code, redirect_uri: redirectUri ?? undefined }),
+    );
 
   const connectionsOf = (customerId: string) => db.query(`SELECT id FROM connections WHERE customer_id = $1`, [customerId]);
 
@@ -356,34 +359,156 @@ describeWithPostgres('connect page', () => {
     expect(token.body.provider_id).toBe(provider);
   });
 
-  it('ends the embedded flow (no redirect_uri) on a page that posts the code to the origin', async () => {
-    const session = await createSession({ customer_id: 'cust-embedded', redirect_uri: undefined });
-    const path = `${pathOf(session.connect_url)}`;
-    const badOrigin = await get(`${path}&origin=${encodeURIComponent('https://app.example.com/path')}`);
-    expect(badOrigin.status).toBe(400);
+  describe('embedded flow (no redirect_uri)', () => {
+    const ORIGINS = ['https://app.example.com', 'http://localhost:5173'];
+    /** Registered origins of `app`: the origin of its one redirect URI. */
+    const APP_ORIGIN = new URL(CALLBACK).origin;
+    let embeddedApp: IssuedCredentials;
+    beforeAll(async () => {
+      embeddedApp = await createApplication(service, { redirectUris: [], allowedOrigins: ORIGINS });
+    });
 
-    const signInHtml = await openAndPickProvider(`${path}&state=emb&origin=${encodeURIComponent('https://app.example.com')}`);
-    const review = await signIn(signInHtml, 'good_user', 'good_pass');
-    const done = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'allow'] });
-    expect(done.status).toBe(200);
-    expect(done.headers.get('location')).toBeNull();
-    const html = await done.text();
-    const data = JSON.parse(/<script type="application\/json" id="connect-result">([\s\S]*?)<\/script>/.exec(html)![1]);
-    expect(data).toMatchObject({ message: { type: 'connect:success', code: expect.any(String), state: 'emb' }, targetOrigin: 'https://app.example.com' });
-    expect(visibleText(html)).toContain(data.message.code);
-    const token = await exchange(data.message.code, null);
-    expect(token.status).toBe(200);
-  });
+    const embeddedSession = (customerId: string, credentials = embeddedApp) =>
+      createSession({ customer_id: customerId, redirect_uri: undefined }, credentials);
+    const resultOf = (html: string) =>
+      JSON.parse(/<script type="application\/json" id="connect-result">([\s\S]*?)<\/script>/.exec(html)![1]) as {
+        message: Record<string, string | null>;
+        targetOrigin: string;
+      };
+    const sessionStatus = async (id: string) => (await db.query(`SELECT status FROM connect_sessions WHERE id = $1`, [id]))[0].status;
 
-  it('embedded Deny posts connect:error access_denied', async () => {
-    const session = await createSession({ customer_id: 'cust-embedded-deny', redirect_uri: undefined });
-    const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}&state=x`);
-    const review = await signIn(signInHtml, 'good_user', 'good_pass');
-    const done = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'deny'] });
-    expect(done.status).toBe(200);
-    const data = JSON.parse(/<script type="application\/json" id="connect-result">([\s\S]*?)<\/script>/.exec(await done.text())![1]);
-    expect(data.message).toMatchObject({ type: 'connect:error', error: 'access_denied', state: 'x' });
-    expect(data.targetOrigin).toBe('*');
+    it('registers the origins given, else the origins of the redirect URIs', () => {
+      expect(embeddedApp.allowed_origins).toEqual(ORIGINS);
+      expect(app.allowed_origins).toEqual([APP_ORIGIN]);
+    });
+
+    it('posts the code to exactly the registered origin the link names, carried signed through every step', async () => {
+      const session = await embeddedSession('cust-embedded');
+      const path = `${pathOf(session.connect_url)}&state=emb&origin=${encodeURIComponent('HTTPS://App.Example.com:443/')}`;
+      const start = await get(path);
+      expect(start.status).toBe(200);
+      const startHtml = await start.text();
+      // The search form keeps the origin, as the browser writes it.
+      expect(formsOf(startHtml).find((f) => f.method === 'get')!.fields).toEqual(
+        expect.arrayContaining([['origin', 'https://app.example.com']]),
+      );
+
+      const signInHtml = await openAndPickProvider(path);
+      const review = await signIn(signInHtml, 'good_user', 'good_pass');
+      const reviewHtml = await review.text();
+      expect(visibleText(reviewHtml)).toContain('the answer goes to app.example.com, the page that opened this window');
+      const form = formTo(reviewHtml, '/connect/consent');
+
+      // Swapping the signed origin for another registered one breaks the signature.
+      const flow = form.fields.find(([name]) => name === 'flow')![1];
+      const [payload, mac] = flow.split('.');
+      const swapped = { ...JSON.parse(Buffer.from(payload, 'base64url').toString()), origin: 'http://localhost:5173' };
+      const forged = await submit(
+        { ...form, fields: [['flow', `${Buffer.from(JSON.stringify(swapped)).toString('base64url')}.${mac}`]] },
+        { button: ['decision', 'allow'] },
+      );
+      expect(forged.status).toBe(400);
+      expect(visibleText(await forged.text())).toContain('This page was changed or is too old');
+      expect(await sessionStatus(session.session_id)).toBe('staged');
+
+      const done = await submit(form, { button: ['decision', 'allow'] });
+      expect(done.status).toBe(200);
+      expect(done.headers.get('location')).toBeNull();
+      const html = await done.text();
+      const data = resultOf(html);
+      expect(data).toMatchObject({ message: { type: 'connect:success', code: expect.any(String), state: 'emb' }, targetOrigin: 'https://app.example.com' });
+      expect(visibleText(html)).toContain(data.message.code);
+      const token = await exchange(data.message.code!, null, embeddedApp);
+      expect(token.status).toBe(200);
+    });
+
+    it('defaults to the only registered origin, for Deny too (connect:error access_denied)', async () => {
+      const session = await createSession({ customer_id: 'cust-embedded-deny', redirect_uri: undefined });
+      const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}&state=x`);
+      const review = await signIn(signInHtml, 'good_user', 'good_pass');
+      const done = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'deny'] });
+      expect(done.status).toBe(200);
+      const data = resultOf(await done.text());
+      expect(data.message).toMatchObject({ type: 'connect:error', error: 'access_denied', state: 'x' });
+      expect(data.targetOrigin).toBe(APP_ORIGIN);
+    });
+
+    it.each([
+      ['no origin while several are registered', '', 'origin is required'],
+      ['an unregistered origin', '&origin=https%3A%2F%2Fevil.example.com', 'origin https://evil.example.com is not registered for this application'],
+      ['a registered host on another scheme', '&origin=http%3A%2F%2Fapp.example.com', 'is not registered'],
+      ['a registered host on another port', '&origin=http%3A%2F%2Flocalhost%3A5174', 'is not registered'],
+      ['an origin with a path', `&origin=${encodeURIComponent('https://app.example.com/path')}`, 'must not have a path, query or fragment'],
+      ['an origin with a query', `&origin=${encodeURIComponent('https://app.example.com?x=1')}`, 'must not have a path, query or fragment'],
+      ['a javascript: origin', `&origin=${encodeURIComponent('javascript:alert(document.domain)')}`, 'must use http or https'],
+      ['a data: origin', `&origin=${encodeURIComponent('data:text/html,<script>alert(1)</script>')}`, 'must use http or https'],
+      ['the wildcard', '&origin=*', 'is not a URL'],
+      ['the opaque origin', '&origin=null', 'is not a URL'],
+      ['a repeated origin', '&origin=https%3A%2F%2Fapp.example.com&origin=http%3A%2F%2Flocalhost%3A5173', 'origin must be given once'],
+    ])('refuses %s on the page, before any step', async (_, query, message) => {
+      const session = await embeddedSession(`cust-refused-${Math.random().toString(36).slice(2)}`);
+      const res = await get(`${pathOf(session.connect_url)}${query}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(res.headers.get('location')).toBeNull();
+      const html = await res.text();
+      expect(visibleText(html)).toContain(message);
+      expect(formsOf(html)).toEqual([]);
+      expect(html).not.toContain('<script type="application/json"');
+      expect(html).not.toContain('<script>alert');
+      expect(await sessionStatus(session.session_id)).toBe('staged');
+    });
+
+    it('refuses the embedded flow of an application that registered no origins', async () => {
+      const bare = await createApplication(service, { redirectUris: [] });
+      expect(bare.allowed_origins).toEqual([]);
+      const session = await embeddedSession('cust-no-origins', bare);
+      for (const query of ['', `&origin=${encodeURIComponent('https://app.example.com')}`]) {
+        const res = await get(`${pathOf(session.connect_url)}${query}`);
+        expect(res.status).toBe(400);
+        expect(visibleText(await res.text())).toMatch(/registered no origins|is not registered/);
+      }
+    });
+
+    it('refuses to hand over the answer when the origin was unregistered mid-flow, and connects nothing', async () => {
+      const changing = await createApplication(service, { redirectUris: [], allowedOrigins: ORIGINS });
+      const session = await embeddedSession('cust-unregistered-later', changing);
+      const signInHtml = await openAndPickProvider(`${pathOf(session.connect_url)}&origin=${encodeURIComponent('http://localhost:5173')}`);
+      const review = await signIn(signInHtml, 'good_user', 'good_pass');
+      await service.app.get(ApplicationsService).update(changing.client_id, { allowedOrigins: ['https://app.example.com'] });
+      const done = await submit(formTo(await review.text(), '/connect/consent'), { button: ['decision', 'allow'] });
+      expect(done.status).toBe(400);
+      expect(visibleText(await done.text())).toContain('origin http://localhost:5173 is not registered');
+      expect(await sessionStatus(session.session_id)).toBe('staged');
+      expect(await connectionsOf('cust-unregistered-later')).toEqual([]);
+    });
+
+    it('/connect/authorize checks the origin before it starts a session', async () => {
+      const sessionsOf = async (clientId: string) =>
+        (await db.query(`SELECT count(*)::int AS n FROM connect_sessions WHERE application_id = $1`, [clientId]))[0].n;
+      const query = (params: Record<string, string>) =>
+        new URLSearchParams({ client_id: embeddedApp.client_id, products: 'company', sandbox: 'finch', ...params }).toString();
+      const before = await sessionsOf(embeddedApp.client_id);
+      for (const [params, message] of [
+        [{}, 'origin is required'],
+        [{ origin: 'https://evil.example.com' }, 'is not registered'],
+        [{ origin: 'javascript:alert(1)' }, 'must use http or https'],
+      ] as const) {
+        const res = await get(`/connect/authorize?${query(params)}`);
+        expect(res.status).toBe(400);
+        expect(res.headers.get('location')).toBeNull();
+        expect(visibleText(await res.text())).toContain(message);
+      }
+      expect(await sessionsOf(embeddedApp.client_id)).toBe(before);
+
+      const named = await get(`/connect/authorize?${query({ origin: 'http://localhost:5173/', state: 'a' })}`);
+      expect(named.status).toBe(303);
+      expect(new URL(named.headers.get('location')!).searchParams.get('origin')).toBe('http://localhost:5173');
+      // With one registered origin the link names it, so every later step shows the same target.
+      const single = await get(`/connect/authorize?${new URLSearchParams({ client_id: app.client_id, products: 'company', sandbox: 'finch' })}`);
+      expect(single.status).toBe(303);
+      expect(new URL(single.headers.get('location')!).searchParams.get('origin')).toBe(APP_ORIGIN);
+    });
   });
 
   describe('/connect/authorize', () => {

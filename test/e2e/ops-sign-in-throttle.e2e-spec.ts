@@ -97,6 +97,95 @@ describeWithPostgres('limit on failed ops sign-ins', () => {
   });
 });
 
+/**
+ * The same limits with every setting at its default: 10 wrong tries per address and 30 per
+ * username in 15 minutes, and X-Forwarded-For believed only from loopback. Each test starts a
+ * day after the last, so their windows never overlap.
+ */
+describeWithPostgres('limit on failed ops sign-ins, default settings', () => {
+  let service: TestService;
+  const clock = new ManualClock(T0);
+  let day = 0;
+  let client = 0;
+  /** A fresh client address per call site. */
+  const fresh = () => `198.51.${100 + (client >> 8)}.${++client & 255}`;
+
+  beforeAll(async () => {
+    service = await startTestService({ clock });
+  });
+  afterAll(() => service?.close());
+  beforeEach(() => clock.set(new Date(Date.parse(T0) + ++day * 86_400_000)));
+
+  const overview = (authorization: string, from: string): Promise<TestResponse> =>
+    service.request('/ops/api/overview', { headers: { 'x-forwarded-for': from, authorization } });
+  /** A request from a peer on the private network rather than over loopback. */
+  const fromPeer = async (peer: string, authorization: string, forwardedFor: string) => {
+    const res = await service.app.inject({
+      method: 'GET',
+      url: '/ops/api/overview',
+      remoteAddress: peer,
+      headers: { 'x-forwarded-for': forwardedFor, authorization },
+    });
+    return { status: res.statusCode, body: res.json() };
+  };
+  const lockedFor = (scope: 'from this address' | 'for this username', seconds: number) => ({
+    status: 429,
+    body: expect.objectContaining({
+      service_code: 'too_many_failed_sign_ins',
+      message: `Too many failed ops sign-ins ${scope}; try again in ${seconds} s`,
+    }),
+  });
+
+  it('counts a private-network peer by its own address, whatever X-Forwarded-For it sends', async () => {
+    for (let i = 0; i < 10; i++) expect((await fromPeer('10.0.0.7', WRONG, `192.0.2.${i}`)).status).toBe(401);
+    expect(await fromPeer('10.0.0.7', RIGHT, '192.0.2.99')).toEqual(lockedFor('from this address', 900));
+    // The addresses it claimed are not locked out, and neither is another peer.
+    expect((await overview(RIGHT, '192.0.2.0')).status).toBe(200);
+    expect((await fromPeer('10.0.0.8', RIGHT, '192.0.2.99')).status).toBe(200);
+  });
+
+  it('refuses a username after 30 wrong passwords from changing addresses, and a new address with the right one', async () => {
+    const known = fresh();
+    expect((await overview(RIGHT, known)).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await overview(WRONG, fresh())).status);
+    expect(statuses).toEqual([...Array(30).fill(401), ...Array(10).fill(429)]);
+    const res = await overview(RIGHT, fresh());
+    expect({ status: res.status, body: res.body }).toEqual(lockedFor('for this username', 900));
+    const signIn = await service.request('/ops/session', { method: 'POST', headers: { 'x-forwarded-for': fresh(), authorization: RIGHT } });
+    expect(signIn.status).toBe(429);
+    // Where the ops user already signed in, they still can; another username is not locked.
+    expect((await overview(RIGHT, known)).status).toBe(200);
+    expect((await overview(basicOf('someone-else', 'x'), fresh())).status).toBe(401);
+    clock.advance(900_000);
+    expect((await overview(RIGHT, fresh())).status).toBe(200);
+  });
+
+  it('counts a made-up username like the real one, so a 429 tells nothing about which is right', async () => {
+    const made = basicOf('not-the-user', 'not-the-password');
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await overview(made, fresh())).status);
+    expect(statuses).toEqual([...Array(30).fill(401), 429]);
+  });
+
+  it('never lets one address lock the username by itself, window after window', async () => {
+    const address = fresh();
+    for (let window = 0; window < 4; window++) {
+      for (let i = 0; i < 10; i++) expect((await overview(WRONG, address)).status).toBe(401);
+      expect((await overview(WRONG, address)).status).toBe(429);
+      clock.advance(900_000);
+    }
+    expect((await overview(RIGHT, fresh())).status).toBe(200);
+  });
+
+  it('a success does not clear the username count', async () => {
+    for (let i = 0; i < 29; i++) expect((await overview(WRONG, fresh())).status).toBe(401);
+    expect((await overview(RIGHT, fresh())).status).toBe(200);
+    expect((await overview(WRONG, fresh())).status).toBe(401);
+    expect((await overview(RIGHT, fresh())).status).toBe(429);
+  });
+});
+
 describe('TRUST_PROXY and the sign-in limits as settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {
@@ -109,7 +198,8 @@ describe('TRUST_PROXY and the sign-in limits as settings', () => {
   };
 
   it('takes true, false, hop counts and lists of addresses, ranges and names', () => {
-    expect(loadConfig({}, {}, { tool: true }).TRUST_PROXY).toBe('loopback,linklocal,uniquelocal');
+    expect(loadConfig({}, {}, { tool: true }).TRUST_PROXY).toBe('loopback');
+    expect(trustProxyOption('loopback')).toBe('loopback');
     expect(trustProxyOption('true')).toBe(true);
     expect(trustProxyOption('false')).toBe(false);
     expect(trustProxyOption('2')).toBe(2);

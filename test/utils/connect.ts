@@ -15,8 +15,12 @@ export const bearer = (token: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-export function createApplication(service: TestService, { sandbox = true, redirectUris = [REDIRECT_URI] } = {}) {
-  return service.app.get(ApplicationsService).create({ name: 'Test application', redirectUris, sandbox });
+/** `allowedOrigins` absent: the origins of the redirect URIs, as for any new application. */
+export function createApplication(
+  service: TestService,
+  { sandbox = true, redirectUris = [REDIRECT_URI], allowedOrigins }: { sandbox?: boolean; redirectUris?: string[]; allowedOrigins?: string[] } = {},
+) {
+  return service.app.get(ApplicationsService).create({ name: 'Test application', redirectUris, allowedOrigins, sandbox });
 }
 
 export interface ConnectedEmployer {

@@ -1,6 +1,6 @@
 /**
  * The HRIS events benefits platforms publish on `hris.events` (key = connection_id). `id` is the
- * idempotency key: a redelivered event is acknowledged and ignored.
+ * idempotency key within the event's connection: a redelivered event is acknowledged and ignored.
  */
 export const HRIS_EVENT_TYPES = ['EmployeeHired', 'ContributionChanged', 'EmployeeTerminated'] as const;
 export type HrisEventType = (typeof HRIS_EVENT_TYPES)[number];

@@ -9,6 +9,10 @@ import { EnrollmentWorkIndexes1796000000000 } from './migrations/1796000000000-e
 import { JobLeaseIndexes1796100000000 } from './migrations/1796100000000-job-lease-indexes';
 import { EnrollmentLifecycle1796200000000 } from './migrations/1796200000000-enrollment-lifecycle';
 import { QueueTablesUpkeep1796300000000 } from './migrations/1796300000000-queue-tables-upkeep';
+import { InboxScope1796400000000 } from './migrations/1796400000000-inbox-scope';
+import { ApplicationAllowedOrigins1796500000000 } from './migrations/1796500000000-application-allowed-origins';
+import { ServiceInstances1796600000000 } from './migrations/1796600000000-service-instances';
+import { AuthorizationCodeToken1796700000000 } from './migrations/1796700000000-authorization-code-token';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -23,4 +27,8 @@ export const MIGRATIONS = [
   JobLeaseIndexes1796100000000,
   EnrollmentLifecycle1796200000000,
   QueueTablesUpkeep1796300000000,
+  InboxScope1796400000000,
+  ApplicationAllowedOrigins1796500000000,
+  ServiceInstances1796600000000,
+  AuthorizationCodeToken1796700000000,
 ];

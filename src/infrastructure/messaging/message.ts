@@ -32,6 +32,12 @@ export interface MessageHandler {
   readonly topic: string;
   /** Message id for dedupe; default: header `message-id`, then a JSON body's `id`. */
   messageIdOf?(message: InboundMessage): string | undefined;
+  /**
+   * What the message id is unique within, when not the whole consumer (an HRIS event's id is
+   * its connection's): the inbox key is (consumer, scope, id). Default '': ids the service mints
+   * itself (outbox UUIDs) are unique everywhere.
+   */
+  messageScopeOf?(message: InboundMessage): string;
   handle(message: InboundMessage, manager: EntityManager): Promise<void>;
   /**
    * Applies a run of messages (already claimed in the inbox, in their order) set-wise, in the

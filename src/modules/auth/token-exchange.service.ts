@@ -11,8 +11,9 @@ const invalidGrant = (message: string) => new DomainError('invalid_request_error
 
 /**
  * Exchanges an authorization code for a long-lived access token. A code works once, for ten
- * minutes, for the application and redirect_uri it was issued to; a failed exchange changes
- * nothing (it revokes no token already issued).
+ * minutes, for the application and redirect_uri it was issued to. A second exchange of a used
+ * code by its application is refused and revokes the token the first one issued (RFC 6749
+ * §4.1.2: the code may have been stolen); any other failed exchange changes nothing.
  */
 @Injectable()
 export class TokenExchangeService {
@@ -24,20 +25,29 @@ export class TokenExchangeService {
 
   async exchange(application: Application, code: string, redirectUri: string | undefined): Promise<TokenResponseDto> {
     const accessToken = mintOpaqueSecret('');
-    const connection = await this.dataSource.transaction(async (manager) => {
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      // The row lock makes concurrent exchanges of one code take turns: the second finds it used.
       const [grant] = await manager.query(`SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE`, [digestOf(code)]);
       if (!grant || grant.application_id !== application.id) throw invalidGrant('The authorization code is not valid');
-      if (grant.used_at !== null) throw invalidGrant('The authorization code has already been used');
+      if (grant.used_at !== null) {
+        if (grant.access_token_id !== null) {
+          await manager.query(`UPDATE access_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [grant.access_token_id]);
+        }
+        // Refused once the transaction has committed, so the revocation stays.
+        return { reused: true } as const;
+      }
       if (new Date(grant.expires_at) <= this.clock.now()) throw invalidGrant('The authorization code has expired');
       if ((grant.redirect_uri ?? undefined) !== (redirectUri || undefined)) {
         throw invalidGrant('redirect_uri does not match the one the connect flow ran with');
       }
-      await manager.query(`UPDATE authorization_codes SET used_at = now() WHERE code_hash = $1`, [grant.code_hash]);
       const connection = await this.connections.find(grant.connection_id, manager);
       if (!connection || connection.status === 'disconnected') throw invalidGrant('The connection was disconnected');
-      await this.connections.issueToken(connection.id, application.id, digestOf(accessToken), manager);
-      return connection;
+      const tokenId = await this.connections.issueToken(connection.id, application.id, digestOf(accessToken), manager);
+      await manager.query(`UPDATE authorization_codes SET used_at = now(), access_token_id = $2 WHERE code_hash = $1`, [grant.code_hash, tokenId]);
+      return { reused: false, connection } as const;
     });
+    if (outcome.reused) throw invalidGrant('The authorization code has already been used');
+    const { connection } = outcome;
     return {
       access_token: accessToken,
       token_type: 'bearer',

@@ -4,6 +4,7 @@ import { isAssisted, PRODUCTS, ProviderDescriptor } from '../../domain/providers
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { DomainError, invalidRequest } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
+import { MAX_ORIGIN_LENGTH } from '../applications/application-origins';
 import { ApplicationsService } from '../applications/applications.service';
 import { assertRegisteredRedirectUri, ConnectSession, ConnectSessionsService } from '../auth/connect-sessions.service';
 import { Page } from './connect-page.layout';
@@ -19,9 +20,13 @@ import {
   Step,
 } from './connect-page.views';
 import { FlowState, FlowStateSigner, invalidFlowState } from './flow-state';
+import { openerOrigin, originNotRegistered } from './opener-origin';
 
 /** A step either renders a page or sends the browser on (303). */
 export type FlowOutcome = { page: Page } | { redirect: string };
+
+/** Where the flow's answer goes: a redirect to redirect_uri, or a message to the opener on `origin`. */
+type Delivery = { redirectUri: string } | { origin: string };
 
 /** Query or form fields as Fastify parses them (repeated names become arrays). */
 export type Fields = Record<string, unknown>;
@@ -49,12 +54,11 @@ export class ConnectFlowService {
   async start(query: Fields): Promise<Page> {
     const sessionId = field(query, 'session', { max: 100 });
     if (sessionId === undefined) throw invalidRequest('This link is missing its session. Open the link the application gave you.');
-    const base = {
-      sessionId,
-      state: field(query, 'state', { max: MAX_STATE_LENGTH }) ?? null,
-      origin: originOf(field(query, 'origin', { max: 300 })),
-    };
+    const state = field(query, 'state', { max: MAX_STATE_LENGTH }) ?? null;
+    const givenOrigin = field(query, 'origin', { max: MAX_ORIGIN_LENGTH });
     const session = await this.sessions.findOpen(sessionId);
+    // Settled here, before any step, and carried signed: a later step cannot swap it.
+    const base = { sessionId, state, origin: await this.openerOriginFor(session, givenOrigin) };
     const fixed = this.fixedProvider(session);
     if (fixed) return this.signInPage(session, { ...base, providerId: fixed.id, authMethod: authMethodFor(fixed, session) }, {});
     const context = await this.context(session, base);
@@ -107,8 +111,9 @@ export class ConnectFlowService {
     const flow = { ...verified, entityNames: verified.entityNames };
     const session = await this.sessions.findOpen(flow.sessionId);
     const { provider, authMethod } = this.signedProvider(session, flow);
+    const delivery = await this.deliveryOf(session, flow);
     const decision = field(form, 'decision', { max: 10 });
-    if (decision === 'deny') return this.denied(session, flow);
+    if (decision === 'deny') return this.denied(session, flow, delivery);
     if (decision !== 'allow') throw invalidRequest('Choose Allow or Deny.');
 
     const picked = new Set(list(form, 'entity'));
@@ -126,9 +131,9 @@ export class ConnectFlowService {
       manual: isAssisted(provider, authMethod),
       entityNames: chosen,
     });
-    if (completed.redirectUri) return { redirect: withQuery(completed.redirectUri, { code: completed.code, state: flow.state }) };
+    if ('redirectUri' in delivery) return { redirect: withQuery(delivery.redirectUri, { code: completed.code, state: flow.state }) };
     const success: EmbeddedResult = { type: 'connect:success', code: completed.code, state: flow.state };
-    return { page: embeddedResultPage(await this.applicationName(session), success, flow.origin) };
+    return { page: embeddedResultPage(await this.applicationName(session), success, delivery.origin) };
   }
 
   /**
@@ -152,7 +157,9 @@ export class ConnectFlowService {
       throw invalidRequest('sandbox is required for a sandbox application (sandbox=finch or sandbox=provider).');
     }
     const state = field(query, 'state', { max: MAX_STATE_LENGTH }) ?? null;
-    const origin = originOf(field(query, 'origin', { max: 300 }));
+    // The embedded flow's origin is checked before a session exists, like redirect_uri.
+    const givenOrigin = field(query, 'origin', { max: MAX_ORIGIN_LENGTH });
+    const origin = redirectUri ? null : openerOrigin(application.allowedOrigins, givenOrigin);
     const session = await this.sessions.createAuthorizeSession(application, {
       customerId: null,
       customerName: null,
@@ -168,14 +175,33 @@ export class ConnectFlowService {
     return `${baseUrl}${connectPath({ sessionId: session.id, state, origin })}`;
   }
 
-  private async denied(session: ConnectSession, flow: FlowState): Promise<FlowOutcome> {
+  private async denied(session: ConnectSession, flow: FlowState, delivery: Delivery): Promise<FlowOutcome> {
     const description = 'The employer denied access';
-    if (session.redirectUri) {
+    if ('redirectUri' in delivery) {
       const query = { error: 'access_denied', error_description: description, state: flow.state };
-      return { redirect: withQuery(session.redirectUri, query) };
+      return { redirect: withQuery(delivery.redirectUri, query) };
     }
     const result: EmbeddedResult = { type: 'connect:error', error: 'access_denied', error_description: description, state: flow.state };
-    return { page: embeddedResultPage(await this.applicationName(session), result, flow.origin) };
+    return { page: embeddedResultPage(await this.applicationName(session), result, delivery.origin) };
+  }
+
+  /** The embedded flow's target origin, from the link; none for a redirect flow, which does not use it. */
+  private async openerOriginFor(session: ConnectSession, given: string | undefined): Promise<string | null> {
+    if (session.redirectUri) return null;
+    const application = await this.applications.find(session.applicationId);
+    return openerOrigin(application?.allowedOrigins ?? [], given);
+  }
+
+  /**
+   * Where the answer goes: the session's redirect_uri, else the signed origin, which must still
+   * be registered (the application may have removed it since the first step).
+   */
+  private async deliveryOf(session: ConnectSession, flow: FlowState): Promise<Delivery> {
+    if (session.redirectUri) return { redirectUri: session.redirectUri };
+    if (flow.origin === null) throw invalidFlowState();
+    const application = await this.applications.find(session.applicationId);
+    if (!application?.allowedOrigins.includes(flow.origin)) throw originNotRegistered(flow.origin);
+    return { origin: flow.origin };
   }
 
   /** The provider is decided by the session for an `integration` or a reauthentication. */
@@ -255,6 +281,7 @@ export class ConnectFlowService {
       entities,
       reauthentication,
       returnHost: session.redirectUri ? new URL(session.redirectUri).host : null,
+      openerHost: !session.redirectUri && flow.origin !== null ? new URL(flow.origin).host : null,
       error: input.error,
       // Allow and Deny answer with a redirect to redirect_uri, which the page's CSP must permit.
       formTargets: session.redirectUri ? [new URL(session.redirectUri).origin] : [],
@@ -332,22 +359,4 @@ function productsOf(value: string | undefined): string[] {
   const unknown = products.filter((p) => !(PRODUCTS as readonly string[]).includes(p));
   if (unknown.length > 0) throw invalidRequest(`Unknown product${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}; products are ${PRODUCTS.join(', ')}.`);
   return products;
-}
-
-/**
- * `origin` of the connect URL: where the embedded flow may post its result. It must be a
- * bare http(s) origin, so postMessage can target exactly it.
- */
-function originOf(value: string | undefined): string | null {
-  if (value === undefined || value === '') return null;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalidRequest('origin must be an http(s) origin such as https://app.example.com.');
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== value.replace(/\/$/, '')) {
-    throw invalidRequest('origin must be an http(s) origin such as https://app.example.com.');
-  }
-  return url.origin;
 }

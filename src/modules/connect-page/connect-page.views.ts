@@ -199,6 +199,8 @@ export function reviewStep(
     reauthentication: boolean;
     /** Host the browser returns to, when the flow redirects. */
     returnHost: string | null;
+    /** Host of the opener's registered origin the answer is posted to, in the embedded flow. */
+    openerHost: string | null;
     error?: string;
     formTargets: string[];
   },
@@ -230,7 +232,9 @@ ${invalid ? html`<div class="alert" role="alert" id="review-error">${input.error
     <button class="secondary" type="submit" name="decision" value="deny" formnovalidate>Deny</button>
   </div>
 </form>
-${input.returnHost ? html`<p class="small muted">Either way, you will return to ${input.returnHost}.</p>` : ''}`,
+${input.returnHost ? html`<p class="small muted">Either way, you will return to ${input.returnHost}.</p>` : ''}${
+      input.openerHost ? html`<p class="small muted">Either way, the answer goes to ${input.openerHost}, the page that opened this window.</p>` : ''
+    }`,
   };
 }
 
@@ -265,7 +269,8 @@ export type EmbeddedResult =
   | { type: 'connect:success'; code: string; state: string | null }
   | { type: 'connect:error'; error: 'access_denied'; error_description: string; state: string | null };
 
-export function embeddedResultPage(applicationName: string, result: EmbeddedResult, origin: string | null): Page {
+/** `origin`: the registered origin the result is posted to, exactly (never `*`). */
+export function embeddedResultPage(applicationName: string, result: EmbeddedResult, origin: string): Page {
   const success = result.type === 'connect:success';
   return {
     status: 200,
@@ -284,7 +289,7 @@ ${
 }
 <script type="application/json" id="connect-result">${jsonScriptData({
       message: result,
-      targetOrigin: origin ?? '*',
+      targetOrigin: origin,
       notified: `${applicationName} has been told; you can close this window.`,
     })}</script>`,
     script: EMBEDDED_RESULT_SCRIPT,
@@ -292,10 +297,9 @@ ${
 }
 
 /**
- * Hands the result to the window that opened the flow. With an `origin` on the connect URL
- * only that origin can receive it; without one the target is '*': the code is useless
- * without the application's client_secret, works once and for ten minutes, so a foreign
- * opener learns nothing it could use.
+ * Hands the result to the window that opened the flow, with the application's registered
+ * origin as the target: the browser delivers it only if the opener is on that origin, so a
+ * page elsewhere that opened the flow never sees the code.
  */
 const EMBEDDED_RESULT_SCRIPT = `
 (function () {

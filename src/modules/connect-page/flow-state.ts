@@ -11,7 +11,7 @@ export interface FlowState {
   sessionId: string;
   /** The application's `state`, returned unchanged. */
   state: string | null;
-  /** Where the embedded flow posts its result (`origin` on the connect URL). */
+  /** The registered origin the embedded flow posts its result to, settled at the first step; null for a redirect flow. */
   origin: string | null;
   providerId?: string;
   authMethod?: string;

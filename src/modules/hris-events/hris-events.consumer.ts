@@ -10,10 +10,17 @@ import { InboundMessage, MessageHandler, PoisonMessageError } from '../../infras
 import { defaultMessageId } from '../../infrastructure/messaging/inbox/message-processor';
 import { TOPICS } from '../../infrastructure/messaging/topics';
 import { BenefitsRepository } from '../benefits/benefits.repository';
+import { isUuid } from '../employer/dto/uuid-param';
 import { validateHrisEvent } from './hris-event-validation';
 
 /** The inbox consumer name of HRIS events: their ids are deduplicated under it. */
 export const HRIS_CONSUMER = 'hris-sagas';
+
+/**
+ * Set by `POST /hris/events` on what it hands to the inbox: the application that posted the
+ * event. It scopes the id of an event that names no connection (see messageScopeOf).
+ */
+export const HRIS_APPLICATION_HEADER = 'application-id';
 
 /**
  * Applies `hris.events` in their inbox transaction (MessageProcessor): each event is validated,
@@ -46,6 +53,26 @@ export class HrisEventsConsumer implements MessageHandler {
       // not JSON: the processor dead-letters it under the default id
     }
     return defaultMessageId(message);
+  }
+
+  /**
+   * An event's id is unique within the connection it names, not across the service: two
+   * employers' HRIS systems, or two applications, may well number their events alike. Every
+   * event names its connection, on Kafka and over HTTP alike (so one event sent both ways is
+   * still one), and a connection is one application's. An event naming no connection can never
+   * apply; posted over HTTP, its id is scoped by the application that posted it, so it is
+   * dead-lettered once per application. On the topic nothing tells producers apart: ''.
+   */
+  messageScopeOf(message: InboundMessage): string {
+    let connectionId: unknown;
+    try {
+      connectionId = (JSON.parse(message.value) as { connection_id?: unknown })?.connection_id;
+    } catch {
+      // not JSON: dead-lettered, scoped as a message naming no connection
+    }
+    if (typeof connectionId === 'string' && isUuid(connectionId)) return connectionId.toLowerCase();
+    const application = message.headers[HRIS_APPLICATION_HEADER];
+    return application ? `application:${application}` : '';
   }
 
   async handle(message: InboundMessage, manager: EntityManager): Promise<void> {

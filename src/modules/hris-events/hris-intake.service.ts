@@ -4,7 +4,7 @@ import { ConnectionsRepository } from '../../infrastructure/database/repositorie
 import { MessageProcessor, ProcessOutcome } from '../../infrastructure/messaging/inbox/message-processor';
 import { InboundMessage } from '../../infrastructure/messaging/message';
 import { TOPICS } from '../../infrastructure/messaging/topics';
-import { HrisEventsConsumer } from './hris-events.consumer';
+import { HRIS_APPLICATION_HEADER, HrisEventsConsumer } from './hris-events.consumer';
 
 export interface HrisIntakeResult {
   id: string | null;
@@ -19,7 +19,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * does: an array is applied set-wise in one transaction, in order (one employer's events are
  * applied in the order they were sent, as on the topic). An application may post events of its
  * own connections only: an event naming another one is rejected without being looked at further
- * (it is not dead-lettered: it was never accepted).
+ * (it is not dead-lettered: it was never accepted). What it hands to the inbox names the
+ * application (HRIS_APPLICATION_HEADER), which scopes the id of an event naming no connection.
  */
 @Injectable()
 export class HrisIntakeService {
@@ -52,20 +53,26 @@ export class HrisIntakeService {
       topic: TOPICS.hrisEvents,
       key: typeof fields[i].connection_id === 'string' ? (fields[i].connection_id as string) : null,
       value: JSON.stringify(events[i]),
-      headers: {},
+      headers: { [HRIS_APPLICATION_HEADER]: applicationId },
     }));
     const outcomes = await this.applied(messages);
     accepted.forEach((i, k) => (results[i].outcome = outcomes[k]));
 
     const dead = accepted.filter((i) => results[i].outcome === 'dead_lettered');
     if (dead.length > 0) {
-      const ids = dead.map((i) => this.consumer.messageIdOf(messages[accepted.indexOf(i)]));
-      const rows: { message_id: string; reason: string }[] = await this.dataSource.query(
-        `SELECT DISTINCT ON (message_id) message_id, reason FROM dead_letters WHERE consumer = $1 AND message_id = ANY($2::text[]) ORDER BY message_id, created_at DESC`,
-        [this.consumer.consumer, ids],
+      // By the inbox key (scope and id): another application's event of the same id has its own.
+      const keys = dead.map((i) => {
+        const message = messages[accepted.indexOf(i)];
+        return { scope: this.consumer.messageScopeOf(message), id: this.consumer.messageIdOf(message) ?? null };
+      });
+      const rows: { scope: string; message_id: string; reason: string }[] = await this.dataSource.query(
+        `SELECT DISTINCT ON (scope, message_id) scope, message_id, reason FROM dead_letters
+         WHERE consumer = $1 AND (scope, message_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+         ORDER BY scope, message_id, created_at DESC`,
+        [this.consumer.consumer, keys.map((k) => k.scope), keys.map((k) => k.id)],
       );
-      const reasons = new Map(rows.map((r) => [r.message_id, r.reason]));
-      dead.forEach((i, k) => (results[i].reason = reasons.get(ids[k]!)));
+      const reasons = new Map(rows.map((r) => [`${r.scope}\u0000${r.message_id}`, r.reason]));
+      dead.forEach((i, k) => (results[i].reason = reasons.get(`${keys[k].scope}\u0000${keys[k].id}`)));
     }
     return results;
   }

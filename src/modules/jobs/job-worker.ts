@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DomainEventBus } from '../../domain/events/domain-event-bus';
 import { FinalJobStatus, Job, nextAttemptAt, RetryPolicy } from '../../domain/jobs/job';
 import { JobEnded } from '../../domain/jobs/job-events';
@@ -9,6 +9,7 @@ import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { DomainError } from '../../domain/shared/domain-error';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { PollingLoop, RoundOutcome } from '../../infrastructure/scheduling/polling-loop';
+import { ServiceInstance } from '../../infrastructure/scheduling/service-instance';
 import { BatchOutcome, JobDeferral, JobHandler, JobHandlerRegistry, JobOutcome, JobRunContext } from './job-handler';
 import { JobSignal } from './job-signal';
 import { JobsRepository } from './jobs.repository';
@@ -59,13 +60,15 @@ interface RunningUnit {
 /**
  * Leases due jobs from PostgreSQL and runs the handler registered for each job's type. Several
  * workers (in one process or many) share the queue: a lease is taken with SKIP LOCKED, renewed
- * while the job runs, and a crashed worker's expired lease is taken over. The final status is
- * written only while the lease is still this worker's, so a job is never finished twice.
+ * while the job runs, and a crashed worker's lease is taken over once it has run out, or at once
+ * when its instance is known gone (ServiceInstance). The final status is written only while the
+ * lease is still this worker's, so a job is never finished twice.
  */
 @Injectable()
 export class JobWorker {
   private readonly logger = new Logger(JobWorker.name);
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** The holder id its leases record: this instance's, so they are freed at once if it dies. */
+  readonly owner: string;
   private readonly loop: PollingLoop;
   private readonly running = new Map<string, RunningUnit>();
   private lastPurge = 0;
@@ -78,7 +81,14 @@ export class JobWorker {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(JOB_WORKER_SETTINGS) private readonly settings: JobWorkerSettings,
     private readonly events: DomainEventBus,
+    @Optional() instance?: ServiceInstance,
   ) {
+    this.owner = instance?.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    instance?.holdsLeases({
+      what: 'job leases',
+      release: (holders, manager) => jobs.expireLeasesOf(holders, manager),
+      onFreed: () => signal.nudge(),
+    });
     this.loop = new PollingLoop({
       name: 'job lease round',
       pollMs: settings.pollMs,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { DEFAULT_RETRY_POLICY } from '../../domain/jobs/job';
+import { ServiceInstanceModule } from '../../infrastructure/scheduling/service-instance.module';
 import { JobHandlerRegistry } from './job-handler';
 import { JobSignal } from './job-signal';
 import { JOB_WORKER_SETTINGS, JobWorker, JobWorkerSettings } from './job-worker';
@@ -13,6 +14,8 @@ import { JobsRepository } from './jobs.repository';
  * Enqueue with JobsRepository.insert inside your transaction, then JobSignal.nudge().
  */
 @Module({
+  // The instance whose id the worker's leases record (global: the outbox relay's lanes too).
+  imports: [ServiceInstanceModule],
   providers: [
     JobsRepository,
     JobSignal,

@@ -303,6 +303,20 @@ export class JobsRepository {
     return affectedCount(updated) === 1;
   }
 
+  /**
+   * Ends at once the leases of holders known to be dead (their instance stopped beating, or was
+   * replaced by its restart): the lease path takes their jobs over, counting the run that died.
+   */
+  async expireLeasesOf(holders: readonly string[], manager: EntityManager): Promise<number> {
+    if (holders.length === 0) return 0;
+    const result = await manager.query(
+      `UPDATE jobs SET leased_until = 'epoch'
+       WHERE leased_by = ANY($1::text[]) AND status = 'in_progress' AND leased_until > 'epoch' RETURNING id`,
+      [holders],
+    );
+    return affectedCount(result);
+  }
+
   /** Gives an unfinished job back (shutdown): due again at once, and this run is not counted. */
   async release(id: string, owner: string): Promise<boolean> {
     const updated = await this.dataSource.query(

@@ -22,7 +22,8 @@ export function areOpsCredentials(given: { username: string; password: string } 
 /**
  * The ops API's own credentials: HTTP Basic with OPS_USERNAME/OPS_PASSWORD. Nothing else is
  * accepted here, an employer's bearer token least of all. Wrong credentials count against the
- * client's address (OpsSignInThrottle); once it has used up its tries it is refused with 429.
+ * client's address and the username given (OpsSignInThrottle); once either has used up its
+ * tries the request is refused with 429.
  */
 @Injectable()
 export class OpsCredentialsGuard implements CanActivate {
@@ -38,12 +39,12 @@ export class OpsCredentialsGuard implements CanActivate {
     const request = http.getRequest<OpsRequest>();
     const given = basicCredentialsOf(request.headers.authorization);
     // A request without credentials is not a guess: it only learns that they are needed.
-    if (given !== undefined) this.throttle.assertAllowed(request.ip);
+    if (given !== undefined) this.throttle.assertAllowed(request.ip, given.username);
     // Resolved on first use: on the embedded default this may generate and store the password.
     this.credentials ??= resolveOpsCredentials(this.config);
     // Both halves are always compared, so a right username takes no longer to refuse than a wrong one.
     if (!areOpsCredentials(given, this.credentials)) {
-      if (given !== undefined) this.throttle.failed(request.ip);
+      if (given !== undefined) this.throttle.failed(request.ip, given.username);
       void http.getResponse<FastifyReply>().header('www-authenticate', 'Basic realm="ops", charset="UTF-8"');
       throw new DomainError(
         'authentication_error',

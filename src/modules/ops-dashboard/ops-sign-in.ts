@@ -17,7 +17,8 @@ export interface SignInAnswer {
  * answers 200 either way, so a mistyped password is a message on the form rather than a failed
  * request in the browser; the ops API itself still answers 401 to wrong credentials. It
  * compares as OpsCredentialsGuard does: both halves, constant time, on equal-length digests,
- * and counts wrong credentials against the same per-address limit (429 once it is used up).
+ * and counts wrong credentials against the same per-address and per-username limits (429 once
+ * one is used up).
  */
 @Injectable()
 export class OpsSignInCheck {
@@ -35,10 +36,10 @@ export class OpsSignInCheck {
       throw invalidRequest('Send the credentials to check as Authorization: Basic base64(username:password)');
     }
     // Resolved on first use, as the guard does: on the embedded default this may generate the password.
-    this.throttle.assertAllowed(address);
+    this.throttle.assertAllowed(address, given.username);
     this.credentials ??= resolveOpsCredentials(this.config);
     if (!areOpsCredentials(given, this.credentials)) {
-      this.throttle.failed(address);
+      this.throttle.failed(address, given.username);
       return { signed_in: false, message: 'The username or password is not right.' };
     }
     this.throttle.succeeded(address);

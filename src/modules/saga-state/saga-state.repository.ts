@@ -290,15 +290,6 @@ export class SagasRepository {
     return rows[0] && sagaOf(rows[0]);
   }
 
-  async findBySource(sourceEventId: string, type: SagaType): Promise<Saga | undefined> {
-    const rows: SagaRow[] = await this.db.query(
-      `SELECT s.*, (SELECT array_agg(job_id::text) FROM saga_jobs WHERE saga_id = s.id) AS job_ids
-       FROM sagas s WHERE s.source_event_id = $1 AND s.type = $2`,
-      [sourceEventId, type],
-    );
-    return rows[0] && sagaOf(rows[0]);
-  }
-
   /** Sagas that waited on a job, e.g. to show them beside it. */
   async ofJob(jobId: string): Promise<Saga[]> {
     const rows: SagaRow[] = await this.db.query(

@@ -48,6 +48,18 @@ interface DeadLetterRow {
   status: string;
 }
 
+/**
+ * What a message is deduplicated by: its id, unique within its scope (MessageHandler
+ * messageScopeOf; '' for ids unique everywhere). The inbox key is (consumer, scope, id).
+ */
+export interface InboxKey {
+  scope: string;
+  id: string;
+}
+
+/** One string per inbox key, for sets and maps (no text PostgreSQL stores holds a NUL). */
+const keyText = (key: InboxKey): string => `${key.scope}\u0000${key.id}`;
+
 /** The id a message is deduplicated by: header, then a JSON body's `id`, then its log position. */
 export function defaultMessageId(message: InboundMessage): string | undefined {
   const header = message.headers[HEADER.messageId];
@@ -104,8 +116,9 @@ function jsonProblemOf(value: string): string | undefined {
 }
 
 /**
- * Applies an inbound message exactly once per consumer: the inbox row and the handler's effect
- * commit in one transaction, so a redelivery finds the row and is acknowledged without effect.
+ * Applies an inbound message exactly once per consumer and inbox key (its id within its scope):
+ * the inbox row and the handler's effect commit in one transaction, so a redelivery finds the
+ * row and is acknowledged without effect.
  * A poison message is recorded as a dead letter (with its own inbox row) and published to the
  * dead-letter topic through the outbox. Any other error is transient and is thrown for the
  * transport to retry. A run of messages may also be applied in one transaction (processBatch):
@@ -122,14 +135,14 @@ export class MessageProcessor {
   ) {}
 
   async process(handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
-    const { messageId, problem } = this.inspect(handler, message);
+    const { key, problem } = this.inspect(handler, message);
     let outcome: ProcessOutcome;
     if (problem !== undefined) {
-      outcome = await this.deadLetter(handler, message, messageId, problem);
+      outcome = await this.deadLetter(handler, message, key, problem);
     } else {
       try {
         outcome = await this.uow.transaction(async (manager) => {
-          if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
+          if (!(await this.claim(manager, handler, key, message.topic))) return 'duplicate';
           await handler.handle(message, manager);
           return 'applied';
         });
@@ -138,7 +151,7 @@ export class MessageProcessor {
           this.metrics.messageRetries.inc({ consumer: handler.consumer });
           throw error;
         }
-        outcome = await this.deadLetter(handler, message, messageId, error.message);
+        outcome = await this.deadLetter(handler, message, key, error.message);
       }
     }
     this.metrics.messagesConsumed.inc({ consumer: handler.consumer, outcome });
@@ -191,14 +204,14 @@ export class MessageProcessor {
    */
   private async processSetWise(handler: MessageHandler, messages: InboundMessage[]): Promise<ProcessOutcome[]> {
     return this.batchTransaction(handler, async (manager) => {
-      const inspected = messages.map((message) => ({ message, ...this.inspect(handler, message) }));
+      const inspected = messages.map((message) => this.inspect(handler, message));
       const results: ProcessOutcome[] = new Array(messages.length).fill('duplicate');
       const first = new Map<string, number>();
-      inspected.forEach(({ messageId, problem }, i) => {
-        if (problem === undefined && !first.has(messageId)) first.set(messageId, i);
+      inspected.forEach(({ key, problem }, i) => {
+        if (problem === undefined && !first.has(keyText(key))) first.set(keyText(key), i);
       });
-      const claimed = await this.claimMany(manager, handler, [...first.keys()], messages[0].topic);
-      const toApply = [...first].filter(([id]) => claimed.has(id)).map(([, i]) => i);
+      const claimed = await this.claimMany(manager, handler, [...first.values()].map((i) => inspected[i].key), messages[0].topic);
+      const toApply = [...first].filter(([text]) => claimed.has(text)).map(([, i]) => i);
       const reasons = toApply.length === 0 ? [] : await handler.handleBatch!(toApply.map((i) => messages[i]), manager);
       const poison: { index: number; reason: string; claimed: boolean }[] = [];
       toApply.forEach((index, k) => {
@@ -211,22 +224,23 @@ export class MessageProcessor {
       const written = await this.writeDeadLetters(
         manager,
         handler,
-        poison.map((p) => ({ message: messages[p.index], messageId: inspected[p.index].messageId, reason: p.reason, claimed: p.claimed })),
+        poison.map((p) => ({ message: messages[p.index], key: inspected[p.index].key, reason: p.reason, claimed: p.claimed })),
       );
       poison.forEach((p, k) => (results[p.index] = written[k] ? 'dead_lettered' : 'duplicate'));
       return results;
     });
   }
 
-  /** Claims many message ids for the consumer in one statement; answers those it claimed (the rest were there). */
-  private async claimMany(manager: EntityManager, handler: MessageHandler, messageIds: string[], topic: string): Promise<Set<string>> {
-    if (messageIds.length === 0) return new Set();
-    const rows: { message_id: string }[] = await manager.query(
-      `INSERT INTO inbox_messages (consumer, message_id, topic) SELECT $1, m, $3 FROM unnest($2::text[]) AS m
-       ON CONFLICT DO NOTHING RETURNING message_id`,
-      [handler.consumer, messageIds, topic],
+  /** Claims many inbox keys for the consumer in one statement; answers those it claimed (keyText; the rest were there). */
+  private async claimMany(manager: EntityManager, handler: MessageHandler, keys: InboxKey[], topic: string): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows: InboxKey[] = await manager.query(
+      `INSERT INTO inbox_messages (consumer, scope, message_id, topic)
+       SELECT $1, k.scope, k.message_id, $4 FROM unnest($2::text[], $3::text[]) AS k(scope, message_id)
+       ON CONFLICT DO NOTHING RETURNING scope, message_id AS id`,
+      [handler.consumer, keys.map((k) => k.scope), keys.map((k) => k.id), topic],
     );
-    return new Set(rows.map((r) => r.message_id));
+    return new Set(rows.map(keyText));
   }
 
   /**
@@ -236,25 +250,26 @@ export class MessageProcessor {
   private async writeDeadLetters(
     manager: EntityManager,
     handler: MessageHandler,
-    letters: { message: InboundMessage; messageId: string; reason: string; claimed: boolean }[],
+    letters: { message: InboundMessage; key: InboxKey; reason: string; claimed: boolean }[],
   ): Promise<boolean[]> {
     if (letters.length === 0) return [];
-    const toClaim = [...new Set(letters.filter((l) => !l.claimed).map((l) => l.messageId))];
-    const claimed = await this.claimMany(manager, handler, toClaim, letters[0].message.topic);
+    const toClaim = new Map(letters.filter((l) => !l.claimed).map((l) => [keyText(l.key), l.key]));
+    const claimed = await this.claimMany(manager, handler, [...toClaim.values()], letters[0].message.topic);
     const seen = new Set<string>();
     const written = letters.map((l) => {
-      const write = (l.claimed || claimed.has(l.messageId)) && !seen.has(l.messageId);
-      seen.add(l.messageId);
+      const text = keyText(l.key);
+      const write = (l.claimed || claimed.has(text)) && !seen.has(text);
+      seen.add(text);
       return write;
     });
     const rows = letters.filter((_, i) => written[i]).map((l) => ({ ...l, id: randomUUID() }));
     if (rows.length === 0) return written;
-    for (const r of rows) this.logger.warn(`dead-lettering message ${r.messageId} from ${r.message.topic} for ${handler.consumer}: ${r.reason}`);
+    for (const r of rows) this.logger.warn(`dead-lettering message ${r.key.id} from ${r.message.topic} for ${handler.consumer}: ${r.reason}`);
     await manager.query(
-      `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, message_id, payload, headers, reason)
-       SELECT u.id, $1, u.topic, u.partition, u.offset, u.message_key, u.message_id, u.payload, u.headers, u.reason
-       FROM unnest($2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[])
-         AS u(id, topic, partition, "offset", message_key, message_id, payload, headers, reason)`,
+      `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, scope, message_id, payload, headers, reason)
+       SELECT u.id, $1, u.topic, u.partition, u.offset, u.message_key, u.scope, u.message_id, u.payload, u.headers, u.reason
+       FROM unnest($2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[])
+         AS u(id, topic, partition, "offset", message_key, scope, message_id, payload, headers, reason)`,
       [
         handler.consumer,
         rows.map((r) => r.id),
@@ -262,30 +277,31 @@ export class MessageProcessor {
         rows.map((r) => r.message.partition ?? null),
         rows.map((r) => r.message.offset ?? null),
         rows.map((r) => r.message.key),
-        rows.map((r) => r.messageId),
+        rows.map((r) => r.key.scope),
+        rows.map((r) => r.key.id),
         rows.map((r) => r.message.value),
         rows.map((r) => JSON.stringify(r.message.headers)),
         rows.map((r) => r.reason),
       ],
     );
-    await this.outbox.append(manager, rows.map((r) => deadLetterMessage(handler, r.message, r.messageId, r.id, r.reason)));
+    await this.outbox.append(manager, rows.map((r) => deadLetterMessage(handler, r.message, r.key.id, r.id, r.reason)));
     return written;
   }
 
   /** One message of a batch, under its savepoint (see processBatch). */
   private async applyInBatch(manager: EntityManager, handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
-    const { messageId, problem } = this.inspect(handler, message);
-    if (problem !== undefined) return this.writeDeadLetter(manager, handler, message, messageId, problem);
+    const { key, problem } = this.inspect(handler, message);
+    if (problem !== undefined) return this.writeDeadLetter(manager, handler, message, key, problem);
     try {
       return await this.uow.savepoint(async () => {
-        const claimed = await this.claim(manager, handler, messageId, message.topic);
+        const claimed = await this.claim(manager, handler, key, message.topic);
         if (claimed) await handler.handle(message, manager);
         return claimed ? 'applied' : 'duplicate';
       });
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
       // Only this message's writes went; the claim went with them and is taken again by the dead letter.
-      return this.writeDeadLetter(manager, handler, message, messageId, error.message);
+      return this.writeDeadLetter(manager, handler, message, key, error.message);
     }
   }
 
@@ -294,25 +310,26 @@ export class MessageProcessor {
    * JSON) when that is so. Every transport carries JSON; a handler's own JSON.parse would throw
    * a SyntaxError that looks transient and would block the partition forever.
    */
-  private inspect(handler: MessageHandler, message: InboundMessage): { messageId: string; problem?: string } {
-    const messageId = handler.messageIdOf?.(message) ?? defaultMessageId(message);
+  private inspect(handler: MessageHandler, message: InboundMessage): { key: InboxKey; problem?: string } {
+    const id = handler.messageIdOf?.(message) ?? defaultMessageId(message);
+    const scope = handler.messageScopeOf?.(message) ?? '';
     const notJson = jsonProblemOf(message.value);
-    if (messageId === undefined) return { messageId: `no-id:${randomUUID()}`, problem: notJson ?? 'message has no id' };
-    return notJson === undefined ? { messageId } : { messageId, problem: notJson };
+    if (id === undefined) return { key: { scope, id: `no-id:${randomUUID()}` }, problem: notJson ?? 'message has no id' };
+    return notJson === undefined ? { key: { scope, id } } : { key: { scope, id }, problem: notJson };
   }
 
-  /** Records the message id for this consumer; false when it was already there. */
-  private async claim(manager: EntityManager, handler: MessageHandler, messageId: string, topic: string): Promise<boolean> {
+  /** Records the inbox key for this consumer; false when it was already there. */
+  private async claim(manager: EntityManager, handler: MessageHandler, key: InboxKey, topic: string): Promise<boolean> {
     const rows: unknown[] = await manager.query(
-      `INSERT INTO inbox_messages (consumer, message_id, topic) VALUES ($1, $2, $3)
+      `INSERT INTO inbox_messages (consumer, scope, message_id, topic) VALUES ($1, $2, $3, $4)
        ON CONFLICT DO NOTHING RETURNING 1`,
-      [handler.consumer, messageId, topic],
+      [handler.consumer, key.scope, key.id, topic],
     );
     return rows.length > 0;
   }
 
-  private deadLetter(handler: MessageHandler, message: InboundMessage, messageId: string, reason: string): Promise<ProcessOutcome> {
-    return this.uow.transaction((manager) => this.writeDeadLetter(manager, handler, message, messageId, reason));
+  private deadLetter(handler: MessageHandler, message: InboundMessage, key: InboxKey, reason: string): Promise<ProcessOutcome> {
+    return this.uow.transaction((manager) => this.writeDeadLetter(manager, handler, message, key, reason));
   }
 
   /** The dead letter, its inbox claim and its outbox message, in the caller's transaction. */
@@ -320,15 +337,15 @@ export class MessageProcessor {
     manager: EntityManager,
     handler: MessageHandler,
     message: InboundMessage,
-    messageId: string,
+    key: InboxKey,
     reason: string,
   ): Promise<ProcessOutcome> {
-    if (!(await this.claim(manager, handler, messageId, message.topic))) return 'duplicate';
-    this.logger.warn(`dead-lettering message ${messageId} from ${message.topic} for ${handler.consumer}: ${reason}`);
+    if (!(await this.claim(manager, handler, key, message.topic))) return 'duplicate';
+    this.logger.warn(`dead-lettering message ${key.id} from ${message.topic} for ${handler.consumer}: ${reason}`);
     const id = randomUUID();
     await manager.query(
-      `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, message_id, payload, headers, reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)`,
+      `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, scope, message_id, payload, headers, reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,
       [
         id,
         handler.consumer,
@@ -336,13 +353,14 @@ export class MessageProcessor {
         message.partition ?? null,
         message.offset ?? null,
         message.key,
-        messageId,
+        key.scope,
+        key.id,
         message.value,
         JSON.stringify(message.headers),
         reason,
       ],
     );
-    await this.outbox.append(manager, [deadLetterMessage(handler, message, messageId, id, reason)]);
+    await this.outbox.append(manager, [deadLetterMessage(handler, message, key.id, id, reason)]);
     return 'dead_lettered';
   }
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
 import { affectedCount } from '../../database/query-result';
 import { Metrics } from '../../observability/metrics';
 import { PollingLoop, RoundOutcome } from '../../scheduling/polling-loop';
+import { ServiceInstance } from '../../scheduling/service-instance';
 import { MessageTransport, MESSAGE_TRANSPORT } from '../message-transport';
 import { OutboxSignal } from './outbox-signal';
 
@@ -38,14 +39,16 @@ interface OutboxRow {
 /**
  * Publishes committed outbox rows, at least once and in order per key. A relay leases whole
  * lanes (a key always maps to one lane) with `FOR UPDATE SKIP LOCKED`, so several relays share
- * the work without reordering a key; a relay that dies leaves a lease that simply expires.
+ * the work without reordering a key. A relay that dies leaves a lease that expires, or is freed
+ * at once when its instance is known gone (ServiceInstance).
  * No transaction is held while the transport runs: the embedded database has one connection
  * and in-process consumers need it.
  */
 @Injectable()
 export class OutboxRelay {
   private readonly logger = new Logger(OutboxRelay.name);
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** The holder id its lanes record: this instance's, so they are freed at once if it dies. */
+  readonly owner: string;
   private readonly loop: PollingLoop;
   private lastPurge = 0;
   private lastRound = 0;
@@ -56,7 +59,14 @@ export class OutboxRelay {
     signal: OutboxSignal,
     private readonly metrics: Metrics,
     @Inject(OUTBOX_RELAY_SETTINGS) private readonly settings: OutboxRelaySettings,
+    @Optional() instance?: ServiceInstance,
   ) {
+    this.owner = instance?.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    instance?.holdsLeases({
+      what: 'outbox lanes',
+      release: (holders, manager) => this.releaseLanesOf(holders, manager),
+      onFreed: () => signal.nudge(),
+    });
     this.loop = new PollingLoop({
       name: 'outbox relay round',
       pollMs: settings.pollMs,
@@ -148,6 +158,14 @@ export class OutboxRelay {
     return { published: found.length, full: found.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
   }
 
+  /** Frees the lanes of holders known to be dead; answers how many. */
+  private async releaseLanesOf(holders: readonly string[], manager: EntityManager): Promise<number> {
+    const result = await manager.query(`UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE leased_by = ANY($1::text[]) RETURNING lane`, [
+      holders,
+    ]);
+    return affectedCount(result);
+  }
+
   /** Rows committed and not yet published. */
   async pendingCount(): Promise<number> {
     const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages WHERE published_at IS NULL`);
@@ -163,8 +181,8 @@ export class OutboxRelay {
     await this.purge(`DELETE FROM outbox_messages WHERE id IN (
        SELECT id FROM outbox_messages WHERE published_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.retentionDays);
     // The inbox is the relay's upkeep too: the messaging side of the service runs it.
-    await this.purge(`DELETE FROM inbox_messages WHERE (consumer, message_id) IN (
-       SELECT consumer, message_id FROM inbox_messages WHERE received_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.inboxRetentionDays);
+    await this.purge(`DELETE FROM inbox_messages WHERE (consumer, scope, message_id) IN (
+       SELECT consumer, scope, message_id FROM inbox_messages WHERE received_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.inboxRetentionDays);
   }
 
   /** Deletes in chunks of 10,000 rows, so a long backlog never holds one long transaction. */
