@@ -9,7 +9,7 @@ import { Clock } from './domain/shared/clock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { setupApiDocs } from './infrastructure/http/api-docs';
 import { ErrorFilter } from './infrastructure/http/error.filter';
-import { answerClientError, sendFrameworkError } from './infrastructure/http/framework-errors';
+import { answerClientError, answerUnmetExpectation, sendFrameworkError } from './infrastructure/http/framework-errors';
 import { useJsonBodyParser } from './infrastructure/http/json-body-parser';
 import { REQUEST_ID_HEADER, requestIdOf } from './infrastructure/http/request-id';
 import { checkRequestText } from './infrastructure/http/request-text-check';
@@ -89,6 +89,7 @@ async function configureHttp(app: NestFastifyApplication): Promise<void> {
   app.useGlobalPipes(createValidationPipe());
 
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.server.on('checkExpectation', answerUnmetExpectation);
   useJsonBodyParser(fastify);
   checkRequestText(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {

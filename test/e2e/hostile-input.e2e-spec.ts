@@ -151,6 +151,11 @@ describeWithPostgres('hostile input', () => {
       expectErrorObject(res, 431, 'invalid_request_error', /headers are larger/);
     });
 
+    it('answers an Expect header it cannot meet with 417 and the error object', async () => {
+      const res = await rawRequest(service.url, 'GET /health/ready HTTP/1.1\r\nExpect: 200-ok');
+      expectErrorObject(res, 417, 'invalid_request_error', /only Expect: 100-continue/);
+    });
+
     it('answers malformed HTTP with 400 and the error object', async () => {
       const res = await rawRequest(service.url, 'GET /health/ready HTTP/1.1\r\nBad Header: y');
       expectErrorObject(res, 400, 'bad_request_error', /not valid HTTP/);

@@ -30,6 +30,13 @@ export function isStorableText(text: string): boolean {
   return !text.includes('\u0000') && !UNPAIRED_SURROGATE.test(text);
 }
 
+/** The text with each U+0000 and unpaired surrogate replaced by U+FFFD, so that it can be stored. */
+export function toStorableText(text: string): string {
+  if (isStorableText(text)) return text;
+  // eslint-disable-next-line no-control-regex -- replacing U+0000 is the point
+  return text.replace(/\u0000/g, '\ufffd').replace(new RegExp(UNPAIRED_SURROGATE.source, 'g'), '\ufffd');
+}
+
 export const UNSTORABLE_TEXT_PROBLEM = 'text must not contain U+0000 or an unpaired UTF-16 surrogate';
 
 /**

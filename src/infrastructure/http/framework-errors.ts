@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/shared/domain-error';
@@ -19,6 +20,8 @@ export function frameworkErrorResponse(code: string | undefined): ErrorResponse 
       return invalid(431, 'The request line and headers are larger than this service accepts (16 KiB)', 'headers_too_large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return invalid(408, 'The request was not received in time', 'request_timeout');
+    case 'EXPECTATION_FAILED':
+      return invalid(417, 'The Expect header is not supported: only Expect: 100-continue is', 'expectation_failed');
     default:
       return invalid(400, 'The request is not valid HTTP', 'malformed_request', 'bad_request_error');
   }
@@ -48,4 +51,15 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
     );
   }
   socket.destroy(error);
+}
+
+/**
+ * The HTTP server's `checkExpectation` event: an `Expect` other than 100-continue, which Node
+ * would answer with a bare 417 before any route; answered as the error object instead.
+ */
+export function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const { status, body } = frameworkErrorResponse('EXPECTATION_FAILED');
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
+  response.end(text);
 }

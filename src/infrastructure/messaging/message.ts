@@ -23,6 +23,11 @@ export interface InboundMessage {
   headers: MessageHeaders;
   partition?: number;
   offset?: string;
+  /**
+   * Set by the transport when the message as sent could not be kept as is (U+0000 in its key,
+   * body or headers, which PostgreSQL cannot store): it was made storable, and is dead-lettered.
+   */
+  unreadable?: string;
 }
 
 /** Consumes one logical topic. Its effect commits in the same transaction as its inbox row. */

@@ -313,7 +313,7 @@ export class MessageProcessor {
   private inspect(handler: MessageHandler, message: InboundMessage): { key: InboxKey; problem?: string } {
     const id = handler.messageIdOf?.(message) ?? defaultMessageId(message);
     const scope = handler.messageScopeOf?.(message) ?? '';
-    const notJson = jsonProblemOf(message.value);
+    const notJson = message.unreadable ?? jsonProblemOf(message.value);
     if (id === undefined) return { key: { scope, id: `no-id:${randomUUID()}` }, problem: notJson ?? 'message has no id' };
     return notJson === undefined ? { key: { scope, id } } : { key: { scope, id }, problem: notJson };
   }

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
+import { isStorableText, toStorableText } from '../../../domain/shared/hostile-input';
 import { isTransientDatabaseError } from '../../database/transient-errors';
 import { GroupCommit } from '../../scheduling/group-commit';
 import { MessageProcessor, ProcessOutcome } from '../inbox/message-processor';
@@ -33,6 +34,23 @@ const TRANSACTIONS_AT_ONCE = 3;
 
 /** Runs of a batch that failed transiently before its messages are applied one by one. */
 const BATCH_ATTEMPTS = 3;
+
+/**
+ * A producer may send any bytes; PostgreSQL stores no U+0000 (invalid UTF-8 already decodes to
+ * U+FFFD). Such a message is kept with U+FFFD in place of each NUL, marked to be dead-lettered:
+ * it cannot be applied as sent, and must not stop the partition.
+ */
+export function storableInbound(message: InboundMessage): InboundMessage {
+  const texts = [message.key ?? '', message.value, ...Object.entries(message.headers).flat()];
+  if (texts.every(isStorableText)) return message;
+  return {
+    ...message,
+    key: message.key === null ? null : toStorableText(message.key),
+    value: toStorableText(message.value),
+    headers: Object.fromEntries(Object.entries(message.headers).map(([name, value]) => [toStorableText(name), toStorableText(value)])),
+    unreadable: 'the message holds U+0000 (in its key, body or headers), which cannot be stored; it is kept with U+FFFD in its place',
+  };
+}
 
 const headersOf = (headers: IHeaders | undefined): MessageHeaders => {
   const out: MessageHeaders = {};
@@ -257,7 +275,7 @@ export class KafkaConsumerRunner {
   }
 
   private toInbound(topic: string, partition: number, raw: KafkaMessage): InboundMessage {
-    return {
+    const message: InboundMessage = {
       topic,
       key: raw.key?.toString() ?? null,
       value: raw.value?.toString() ?? '',
@@ -265,5 +283,6 @@ export class KafkaConsumerRunner {
       partition,
       offset: raw.offset,
     };
+    return storableInbound(message);
   }
 }
