@@ -40,6 +40,19 @@ async function sandboxEmployer(service: TestService, app: IssuedCredentials, pro
 
 const ops = (service: TestService, p: string) => service.request(p, { headers: OPS });
 
+/** Renames a sandbox employee as if in the provider's own payroll system (synced by the next data sync). */
+async function rename(service: TestService, employer: SandboxEmployer, individualId: string, names: { first_name: string; last_name?: string }) {
+  const res = await service.request(`/sandbox/individual/${individualId}`, {
+    method: 'PUT',
+    headers: { ...bearer(employer.token), 'content-type': 'application/json' },
+    body: JSON.stringify(names),
+  });
+  if (res.status !== 200) throw new Error(`rename failed: ${res.text}`);
+}
+
+/** A name from provider data that carries markup: it must show as text, and nothing may run. */
+const HOSTILE_NAME = '<img src=x onerror=alert(1)>';
+
 /** The page, its files and the sign-in check over plain HTTP. */
 describeWithPostgres('ops dashboard over HTTP', () => {
   let service: TestService;
@@ -103,9 +116,11 @@ describeWithPostgres('ops dashboard over HTTP', () => {
 });
 
 /**
- * The dashboard in headless Chromium at 1366×768, on data made through the real APIs: a failed
- * enrollment saga, a dead letter whose cause gets fixed, an Assisted provider's ops task.
- * Keyboard where a person would use it; no console errors or page errors at all.
+ * The dashboard in headless Chromium at 1366×768 (and at 390 and 1280 px wide for the layout),
+ * in a time zone other than UTC, on data made through the real APIs: a failed enrollment saga,
+ * a dead letter whose cause gets fixed, an Assisted provider's ops task, an employee whose name
+ * carries markup. Keyboard where a person would use it; no console errors, page errors or
+ * dialogs at all.
  */
 describeWithBrowser('ops dashboard in Chromium', () => {
   let service: TestService;
@@ -119,11 +134,15 @@ describeWithBrowser('ops dashboard in Chromium', () => {
   let failedSagaId: string;
   let failedJobId: string;
   let unknownIndividual: string;
+  /** An employee of the Automated employer, renamed to HOSTILE_NAME Doe. */
+  let named: string;
+  let dialogs: string[];
   let missingBenefitId: string;
   let deadLetterId: string;
   let deadLetterMessageId: string;
   let taskId: string;
   let manualJobId: string;
+  let assistedBenefitId: string;
   let shot: ReturnType<typeof screenshotter>;
 
   beforeAll(async () => {
@@ -133,6 +152,10 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     [service, browser] = await Promise.all([startTestService(), launchChromium()]);
     app = await createApplication(service);
     [automated, assisted] = await Promise.all([sandboxEmployer(service, app, 'sandbox_automated'), sandboxEmployer(service, app, 'sandbox_assisted')]);
+    const directory = await service.request('/employer/directory', { headers: bearer(automated.token) });
+    expect(directory.status).toBe(200);
+    named = directory.body.individuals[0].id;
+    await rename(service, automated, named, { first_name: HOSTILE_NAME, last_name: 'Doe' });
 
     // A failed saga: an enrollment whose only individual the provider does not know (404), so the job ends in error.
     const benefit = await service.request('/employer/benefits', json({ type: '401k', description: 'Retirement', frequency: 'every_paycheck' }, bearer(automated.token)));
@@ -165,7 +188,7 @@ describeWithBrowser('ops dashboard in Chromium', () => {
           occurred_at: '2026-03-01T09:00:00Z',
           connection_id: automated.connectionId,
           entity_id: automated.entityId,
-          data: { individual_id: randomUUID(), benefit_id: missingBenefitId, configuration: { employee_deduction: { type: 'percent', amount: 500 } } },
+          data: { individual_id: named, benefit_id: missingBenefitId, configuration: { employee_deduction: { type: 'percent', amount: 500 } } },
         },
         basic(app),
       ),
@@ -178,12 +201,19 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     const assistedBenefit = await service.request('/employer/benefits', json({ type: '401k', description: 'Assisted plan', frequency: 'every_paycheck' }, bearer(assisted.token)));
     expect(assistedBenefit.status).toBe(200);
     manualJobId = assistedBenefit.body.job_id;
+    assistedBenefitId = assistedBenefit.body.benefit_id;
     const tasks = await ops(service, `/ops/api/tasks?status=open&connection_id=${assisted.connectionId}`);
     taskId = tasks.body.data.find((t: { job_id: string }) => t.job_id === manualJobId).task_id;
 
-    context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+    // Los Angeles, so that a time shown in the browser's own zone could not pass for UTC.
+    context = await browser.newContext({ viewport: { width: 1366, height: 768 }, timezoneId: 'America/Los_Angeles', locale: 'en-US' });
     page = await context.newPage();
     errors = collectPageErrors(page);
+    dialogs = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
   });
 
   afterAll(async () => {
@@ -246,6 +276,16 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     await expect(page.getByRole('link', { name: /open tasks/ }).textContent()).resolves.toBe(`${overview.tasks.open}open tasks`);
     // Readable at 1366 wide: nothing sticks out sideways.
     await expect(page.evaluate<number>('document.documentElement.scrollWidth')).resolves.toBeLessThanOrEqual(1366);
+
+    // The header's clock is UTC and 24-hour like every other time on the page, though the browser is in Los Angeles.
+    await page.locator('#refresh-time time').waitFor();
+    // Read together: live refresh rewrites the clock every few seconds.
+    const [clock, at] = await page.evaluate<[string, string]>(
+      `(() => { const el = document.getElementById('refresh-time'); return [el.textContent, el.querySelector('time').getAttribute('datetime')]; })()`,
+    );
+    expect(at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(clock).toBe(`Updated ${at.slice(11, 19)} UTC`);
+    expect(Math.abs(Date.parse(at) - Date.now())).toBeLessThan(60_000);
     await shot(page, 'overview');
   });
 
@@ -298,6 +338,13 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     await expect(individual.count()).resolves.toBe(1);
     await expect(individual.textContent()).resolves.toContain(unknownIndividual);
     await expect(individual.textContent()).resolves.toContain('404');
+    // The service knows no name for that individual: the id alone, as the API says.
+    await expect(individual.locator('.person-name').count()).resolves.toBe(0);
+    expect((await ops(service, `/ops/api/jobs/${failedJobId}?include=individual_names`)).body.individual_names).toEqual({});
+    expect((await ops(service, `/ops/api/jobs/${failedJobId}?include=everything`)).body).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('include must be individual_names'),
+    });
     await shot(page, 'job-individual-errors');
   });
 
@@ -341,6 +388,13 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     await titled(`Dead letter ${short(deadLetterId)}`);
     await expect(page.getByLabel('Payload').textContent()).resolves.toContain('"type": "ContributionChanged"');
     await expect(page.getByLabel('Payload').textContent()).resolves.toContain(missingBenefitId);
+    // The event's employee by name (from the sandbox payroll: no sync yet), as text, with the id beside it.
+    const employee = page.locator('#view dl li').filter({ hasText: named });
+    await expect(employee.textContent()).resolves.toBe(`${HOSTILE_NAME} Doe ${named}`);
+    await expect(page.locator('main img').count()).resolves.toBe(0);
+    const letter = await ops(service, `/ops/api/dead-letters/${deadLetterId}?include=individual_names`);
+    expect(letter.body.individual_names).toEqual({ [named]: `${HOSTILE_NAME} Doe` });
+    expect((await ops(service, `/ops/api/dead-letters/${deadLetterId}`)).body).not.toHaveProperty('individual_names');
     await page.getByRole('button', { name: `Replay dead letter ${short(deadLetterId)}` }).click();
     await page.getByLabel('Note (optional: what was fixed)').fill('benefit set up in payroll');
     await page.keyboard.press('Enter');
@@ -354,10 +408,20 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     // Its effect: the contribution-change saga the event starts, with the event as its source.
     await page.goto(`${service.url}/ops#/sagas?type=contribution_change`);
     await rowsAre(1);
+    // The saga's employee by name in the list (the id shortened, whole in its title).
+    const sagaRow = page.locator('table tbody tr').first();
+    await expect(sagaRow.locator('.person-name').textContent()).resolves.toBe(`${HOSTILE_NAME} Doe`);
+    await expect(sagaRow.locator('.person-id').getAttribute('title')).resolves.toBe(named);
+    const withNames = (await ops(service, `/ops/api/sagas?type=contribution_change&include=individual_names`)).body.data;
+    expect(withNames).toEqual([expect.objectContaining({ individual_id: named, individual_names: { [named]: `${HOSTILE_NAME} Doe` } })]);
+    expect((await ops(service, '/ops/api/sagas?type=contribution_change')).body.data[0]).not.toHaveProperty('individual_id');
     await page.locator('table tbody tr a').first().click();
     await page.locator('#saga-source-event').waitFor();
     await expect(page.locator('#saga-source-event').textContent()).resolves.toBe(deadLetterMessageId);
     await expect(page.locator('#timeline').textContent()).resolves.toContain('enroll requested');
+    await expect(page.locator('#saga-individual').textContent()).resolves.toBe(`${HOSTILE_NAME} Doe ${named}`);
+    await expect(page.locator('#timeline').textContent()).resolves.toContain(`individual_id: ${HOSTILE_NAME} Doe ${named}`);
+    await expect(page.locator('main img').count()).resolves.toBe(0);
     await shot(page, 'replayed-saga');
   });
 
@@ -403,6 +467,26 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     await shot(page, 'manual-job-complete');
     const manual = await service.request(`/jobs/manual/${manualJobId}`, { headers: bearer(assisted.token) });
     expect(manual.body).toMatchObject({ job_id: manualJobId, status: 'complete' });
+
+    // An enrollment on the Assisted provider: its task names the employee (from its manual job's read).
+    const staff = (await service.request('/employer/directory', { headers: bearer(assisted.token) })).body.individuals.find(
+      (i: { is_active: boolean }) => i.is_active,
+    );
+    const configuration = { employee_deduction: { type: 'percent', amount: 400 }, effective_date: new Date().toISOString().slice(0, 10) };
+    const enrolled = await service.request(`/employer/benefits/${assistedBenefitId}/individuals`, json([{ individual_id: staff.id, configuration }], bearer(assisted.token)));
+    expect(enrolled.status).toBe(200);
+    const enrollTask = await expectEventually(async () => {
+      const res = await ops(service, `/ops/api/tasks?status=open&type=benefit_enroll&connection_id=${assisted.connectionId}`);
+      expect(res.body.data).toHaveLength(1);
+      return res.body.data[0];
+    });
+    await page.goto(`${service.url}/ops#/tasks/${enrollTask.task_id}`);
+    await titled(`Task ${short(enrollTask.task_id)}`);
+    const enrollee = page.locator('#view dl li').filter({ hasText: staff.id });
+    await expect(enrollee.textContent()).resolves.toBe(`${staff.first_name} ${staff.last_name} ${staff.id}`);
+    await shot(page, 'enroll-task');
+    // Done, so that the Assisted connection has no open task left.
+    expect((await service.request(`/ops/api/tasks/${enrollTask.task_id}/complete`, json({}, OPS))).status).toBe(200);
   });
 
   it('lists failed jobs and retries one that can run again', async () => {
@@ -491,6 +575,23 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     await nav('Connections').click();
     await titled('Connections');
     await rowsAre(2);
+    // The provider filter is a choice among the catalogue's providers, by name; the query is the id as before.
+    const catalogue: { id: string; display_name: string }[] = (await service.request('/providers')).body;
+    const provider = page.getByLabel('Provider', { exact: true });
+    await page.waitForFunction((n) => document.querySelectorAll('#filter-provider_id option').length === n, catalogue.length + 1);
+    await expect(provider.locator('option').allTextContents()).resolves.toEqual(['Any provider', ...catalogue.map((p) => p.display_name)]);
+    await provider.selectOption({ label: 'Sandbox Payroll (Assisted)' });
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.hash === '#/connections?provider_id=sandbox_assisted');
+    await rowsAre(1);
+    await expect(page.locator('table tbody').textContent()).resolves.toContain('Sandbox Payroll (Assisted)');
+    await shot(page, 'connections-by-provider');
+    // An address with a provider the catalogue does not list keeps it as the choice shown.
+    await page.goto(`${service.url}/ops#/connections?provider_id=retired_payroll`);
+    await page.locator('#view .empty').waitFor();
+    await expect(provider.inputValue()).resolves.toBe('retired_payroll');
+    await page.goto(`${service.url}/ops#/connections?provider_id=sandbox_assisted`);
+    await rowsAre(1);
     await page.getByRole('link', { name: short(assisted.connectionId) }).first().click();
     await titled(`Connection ${short(assisted.connectionId)}`);
     await page.locator('#view dl').filter({ hasText: 'sandbox_assisted' }).waitFor();
@@ -513,6 +614,58 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     expect(audit).toContain('job.retry');
     expect(audit).toContain('dead_letter.discard');
     await shot(page, 'audit');
+  });
+
+  it('fits every view at 390 px and 1280 px wide: nothing overflows sideways, Sign out stays on screen and works', async () => {
+    const views: [string, string][] = [
+      ['#/overview', '.cards'],
+      ['#/sagas', 'table'],
+      [`#/sagas/${failedSagaId}`, '#timeline'],
+      ['#/jobs?status=error', 'table'],
+      [`#/jobs/${failedJobId}`, '#job-status'],
+      ['#/tasks?status=completed', 'table'],
+      [`#/tasks/${taskId}`, 'dl'],
+      ['#/dead-letters', 'table'],
+      [`#/dead-letters/${deadLetterId}`, '#dead-letter-status'],
+      ['#/connections', 'table'],
+      [`#/connections/${automated.connectionId}`, 'dl'],
+      ['#/policies', '.empty'],
+      ['#/audit', 'table'],
+    ];
+    const signOut = page.getByRole('button', { name: 'Sign out' });
+    const fits = () => page.evaluate<boolean>('document.scrollingElement.scrollWidth <= window.innerWidth');
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const [hash, loaded] of views) {
+        await page.goto(`${service.url}/ops${hash}`);
+        await page.locator(`#view ${loaded}`).first().waitFor();
+        await expect(fits()).resolves.toBe(true);
+        const box = (await signOut.boundingBox())!;
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width).toBeLessThanOrEqual(width);
+        expect(box.y).toBeGreaterThanOrEqual(0);
+        expect(box.y + box.height).toBeLessThanOrEqual(800);
+        // Visible, enabled and not covered: a click would land on it.
+        await signOut.click({ trial: true });
+      }
+      await shot(page, `audit-at-${width}`);
+
+      // At this width, Sign out works and the sign-in form fits too; signing in again is keyboard only.
+      await page.goto(`${service.url}/ops#/overview`);
+      await page.locator('#view .cards').first().waitFor();
+      await shot(page, `overview-at-${width}`);
+      await signOut.click();
+      await expect(h1().textContent()).resolves.toBe('Sign in');
+      await expect(fits()).resolves.toBe(true);
+      // The username stays filled in from before: Tab to the password.
+      await expect(focused('id')).resolves.toBe('ops-username');
+      await expect(page.locator('#ops-username').inputValue()).resolves.toBe(OPS_USER);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(OPS_PASSWORD);
+      await page.keyboard.press('Enter');
+      await titled('Overview');
+    }
+    await page.setViewportSize({ width: 1366, height: 768 });
   });
 
   it('refreshes the view on its own, can be paused, and signs out', async () => {
@@ -544,5 +697,6 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     await expect(page.locator('#view').isHidden()).resolves.toBe(true);
 
     expect(errors).toEqual([]);
+    expect(dialogs).toEqual([]);
   });
 });

@@ -26,10 +26,14 @@ export function dashboardPage(assets: DashboardAssets): string {
     <p class="brand">Ops dashboard</p>
     <div class="session" id="session" hidden>
       <span class="refresh-time" id="refresh-time"></span>
-      <button type="button" id="refresh-toggle" aria-pressed="false">Pause live refresh</button>
-      <button type="button" id="refresh-now">Refresh now</button>
-      <span class="signed-in-as" id="signed-in-as"></span>
-      <button type="button" id="sign-out">Sign out</button>
+      <span class="session-group">
+        <button type="button" id="refresh-toggle" aria-pressed="false">Pause live refresh</button>
+        <button type="button" id="refresh-now">Refresh now</button>
+      </span>
+      <span class="session-group account">
+        <span class="signed-in-as" id="signed-in-as"></span>
+        <button type="button" id="sign-out">Sign out</button>
+      </span>
     </div>
   </div>
   <nav id="nav" aria-label="Sections" hidden>

@@ -12,6 +12,9 @@ import {
   ReplayDeadLettersDto,
   ReplayResultResponse,
 } from './dto/dead-letter.dto';
+import { IncludeNamesQueryDto } from './dto/include-names.dto';
+import { individualIdsIn, payloadScope } from './individual-names';
+import { IndividualNamesRepository } from './individual-names.repository';
 import { pageOf, requireUuid } from './ops-ids';
 
 /** Messages consumers refused (poison): read, replay once fixed, or discard with a reason. */
@@ -20,7 +23,10 @@ import { pageOf, requireUuid } from './ops-ids';
 @Controller('ops/api/dead-letters')
 @UseGuards(OpsCredentialsGuard)
 export class DeadLettersController {
-  constructor(private readonly deadLetters: DeadLettersService) {}
+  constructor(
+    private readonly deadLetters: DeadLettersService,
+    private readonly names: IndividualNamesRepository,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'Dead letters, newest first; filter by status, topic, consumer' })
@@ -42,8 +48,13 @@ export class DeadLettersController {
   @Get(':dead_letter_id')
   @ApiOperation({ summary: 'One dead letter with its payload, headers and reason' })
   @ApiOkResponse({ type: DeadLetterDetailResponse })
-  async get(@Param('dead_letter_id') id: string): Promise<DeadLetterDetailResponse> {
-    return deadLetterDetailView(await this.deadLetters.get(requireUuid('dead_letter_id', id)));
+  async get(@Param('dead_letter_id') id: string, @Query() query: IncludeNamesQueryDto): Promise<DeadLetterDetailResponse> {
+    const view = deadLetterDetailView(await this.deadLetters.get(requireUuid('dead_letter_id', id)));
+    if (!query.include) return view;
+    // Named in the scope the message itself claims (an HRIS event's connection and entity); none, no names.
+    const scope = payloadScope(view.payload_json);
+    const [names] = scope ? await this.names.namesOf([{ ...scope, individualIds: individualIdsIn(view.payload_json) }]) : [{}];
+    return { ...view, individual_names: names };
   }
 
   @Post(':dead_letter_id/discard')

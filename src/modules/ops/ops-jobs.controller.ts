@@ -6,7 +6,10 @@ import { Job } from '../../domain/jobs/job';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { publicBaseUrl } from '../../infrastructure/http/public-url';
 import { OpsCredentialsGuard, OpsUser } from '../ops-auth/ops-credentials.guard';
+import { IncludeNamesQueryDto } from './dto/include-names.dto';
 import { ListOpsJobsQueryDto, MAX_OPS_JOBS_PAGE, OpsJobDetailResponse, opsJobDetailView, opsJobSummaryView } from './dto/ops-job.dto';
+import { individualIdsIn } from './individual-names';
+import { IndividualNamesRepository } from './individual-names.repository';
 import { pageOf, requireUuid } from './ops-ids';
 import { OpsJobsService } from './ops-jobs.service';
 
@@ -18,6 +21,7 @@ import { OpsJobsService } from './ops-jobs.service';
 export class OpsJobsController {
   constructor(
     private readonly jobs: OpsJobsService,
+    private readonly names: IndividualNamesRepository,
     private readonly config: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -35,8 +39,12 @@ export class OpsJobsController {
   @Get(':job_id')
   @ApiOperation({ summary: 'One job with its params, result and, for enrollment jobs, every individual’s result' })
   @ApiOkResponse({ type: OpsJobDetailResponse })
-  async get(@Param('job_id') id: string, @Req() request: FastifyRequest): Promise<OpsJobDetailResponse> {
-    return this.detail(await this.jobs.get(requireUuid('job_id', id)), request);
+  async get(@Param('job_id') id: string, @Query() query: IncludeNamesQueryDto, @Req() request: FastifyRequest): Promise<OpsJobDetailResponse> {
+    const job = await this.jobs.get(requireUuid('job_id', id));
+    const view = this.detail(job, request);
+    if (!query.include) return view;
+    const [names] = await this.names.namesOf([{ connectionId: job.connectionId, entityId: job.entityId, individualIds: individualIdsIn([job.params, job.result]) }]);
+    return { ...view, individual_names: names };
   }
 
   @Post(':job_id/retry')

@@ -1,10 +1,14 @@
 import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiBasicAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Saga } from '../../domain/sagas/saga';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
 import { ageWindow } from './age-filter';
-import { ListSagasQueryDto, MAX_SAGAS_PAGE, SagaDetailResponse, sagaDetailView, sagaSummaryView } from './dto/saga.dto';
+import { IncludeNamesQueryDto } from './dto/include-names.dto';
+import { ListSagasQueryDto, MAX_SAGAS_PAGE, SagaDetailResponse, sagaDetailView, SagaSummaryResponse, sagaSummaryView } from './dto/saga.dto';
+import { individualIdsIn, sagaIndividualId } from './individual-names';
+import { IndividualNamesRepository } from './individual-names.repository';
 import { OpsSagasRepository } from './ops-sagas.repository';
 import { pageOf, requireUuid } from './ops-ids';
 
@@ -16,6 +20,7 @@ import { pageOf, requireUuid } from './ops-ids';
 export class OpsSagasController {
   constructor(
     private readonly sagas: OpsSagasRepository,
+    private readonly names: IndividualNamesRepository,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -28,15 +33,25 @@ export class OpsSagasController {
     if ('error' in window) throw invalidRequest(window.error);
     const page = { limit: query.limit ?? MAX_SAGAS_PAGE, offset: query.offset ?? 0 };
     const { count, sagas } = await this.sagas.list({ type: query.type, state: query.state, connectionId: query.connection_id, ...window }, page);
-    return pageOf(count, page.offset, sagas.map((saga) => sagaSummaryView(saga, now)));
+    const views = sagas.map((saga) => sagaSummaryView(saga, now));
+    return pageOf(count, page.offset, query.include ? await this.named(sagas, views) : views);
   }
 
   @Get(':saga_id')
   @ApiOperation({ summary: 'One saga: its step timeline and the jobs it started, with their status' })
   @ApiOkResponse({ type: SagaDetailResponse })
-  async get(@Param('saga_id') id: string): Promise<SagaDetailResponse> {
+  async get(@Param('saga_id') id: string, @Query() query: IncludeNamesQueryDto): Promise<SagaDetailResponse> {
     const saga = await this.sagas.find(requireUuid('saga_id', id));
     if (!saga) throw notFound(`No saga ${id}`, 'saga_not_found');
-    return sagaDetailView(saga, await this.sagas.jobsOf(saga.id), this.clock.now());
+    const view = sagaDetailView(saga, await this.sagas.jobsOf(saga.id), this.clock.now());
+    return query.include ? (await this.named([saga], [view]))[0] : view;
+  }
+
+  /** The views with the individual each saga is about and the names of those its steps mention. */
+  private async named<T extends SagaSummaryResponse>(sagas: Saga[], views: T[]): Promise<T[]> {
+    const names = await this.names.namesOf(
+      sagas.map((saga) => ({ connectionId: saga.connectionId, entityId: saga.entityId, individualIds: individualIdsIn(saga.steps) })),
+    );
+    return views.map((view, i) => ({ ...view, individual_id: sagaIndividualId(sagas[i]), individual_names: names[i] }));
   }
 }

@@ -4,6 +4,7 @@ import { JobsModule } from '../jobs/jobs.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { DeadLettersRepository } from './dead-letters.repository';
 import { DeadLettersService } from './dead-letters.service';
+import { IndividualNamesRepository } from './individual-names.repository';
 import { JobRetryRegistry, RequeueJobRetrier } from './job-retry.registry';
 import { OpsAuditLogController } from './ops-audit-log.controller';
 import { OpsAuditLogRepository } from './ops-audit-log.repository';
@@ -45,6 +46,7 @@ import { OpsSagasRepository } from './ops-sagas.repository';
     DeadLettersService,
     OpsConnectionsRepository,
     OpsAuditLogRepository,
+    IndividualNamesRepository,
   ],
   exports: [JobRetryRegistry],
 })

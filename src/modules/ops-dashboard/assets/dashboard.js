@@ -1,13 +1,17 @@
 /*
  * Ops dashboard: plain JavaScript, no framework, no build step. Every datum comes from
- * /ops/api with the ops credentials the sign-in form took; data reaches the page as text only
- * (textContent, text nodes and attribute values), never as HTML.
+ * /ops/api with the ops credentials the sign-in form took, except the public provider catalogue
+ * (/providers); data reaches the page as text only (textContent, text nodes and attribute
+ * values), never as HTML. Times are UTC throughout, the header's clock included.
  */
 (() => {
   'use strict';
 
   const API = 'ops/api';
   const SIGN_IN_CHECK = 'ops/session';
+  const PROVIDERS = 'providers';
+  // Reads that mention individuals ask the ops API to name them too.
+  const WITH_NAMES = '?include=individual_names';
   const REFRESH_MS = 5000;
   const PAGE_SIZE = 25;
   const STORAGE_KEY = 'ops-dashboard.credentials';
@@ -103,6 +107,68 @@
     return h('time', { datetime: iso, title: iso }, text);
   }
 
+  /** A time of day in UTC, 24-hour (14:05:09 UTC), like every other time on the page. */
+  function utcClock(date) {
+    const iso = date.toISOString();
+    return [h('time', { datetime: iso }, iso.slice(11, 19)), ' UTC'];
+  }
+
+  /**
+   * A person: their name where the service knows it (names, from the API's individual_names),
+   * with the id beside it, whole and selectable in one click, or shortened in lists (the whole
+   * id in its title); the id alone where no name is known.
+   */
+  function person(id, names, { short = false } = {}) {
+    const text = short ? shortId(id) : String(id);
+    const name = names && typeof id === 'string' ? names[id.toLowerCase()] : undefined;
+    if (typeof name !== 'string' || name === '') return h('span', { class: 'mono', title: short ? id : undefined }, text);
+    return h(
+      'span',
+      { class: 'person' },
+      h('span', { class: 'person-name' }, name),
+      ' ',
+      h('span', { class: `person-id mono${short ? '' : ' whole'}`, title: short ? id : undefined }, text),
+    );
+  }
+
+  /** People as a list, the first `max` of them with a count of the rest. */
+  function people(ids, names, max = 20) {
+    if (ids.length === 0) return null;
+    return h(
+      'ul',
+      { class: 'people' },
+      ids.slice(0, max).map((id) => h('li', null, person(id, names))),
+      ids.length > max ? h('li', { class: 'muted' }, `and ${ids.length - max} more`) : null,
+    );
+  }
+
+  /**
+   * The individual ids a payload or job params hold (individual_id values, individual_ids
+   * lists, at any depth), each once: the rule the ops API names them by.
+   */
+  function individualIdsIn(value) {
+    const found = new Set();
+    const add = (id) => {
+      if (typeof id === 'string' && UUID.test(id)) found.add(id.toLowerCase());
+    };
+    let level = [value];
+    for (let depth = 0; depth <= 8 && level.length > 0; depth++) {
+      const next = [];
+      for (const node of level) {
+        if (Array.isArray(node)) next.push(...node.filter((item) => item !== null && typeof item === 'object'));
+        else if (node !== null && typeof node === 'object') {
+          for (const [key, child] of Object.entries(node)) {
+            if (key === 'individual_id') add(child);
+            else if (key === 'individual_ids' && Array.isArray(child)) child.forEach(add);
+            else if (child !== null && typeof child === 'object') next.push(child);
+          }
+        }
+      }
+      level = next;
+    }
+    return [...found];
+  }
+
   function duration(seconds) {
     const s = Math.max(0, Math.floor(Number(seconds) || 0));
     if (s < 60) return `${s} s`;
@@ -120,6 +186,15 @@
     return Object.entries(detail)
       .map(([key, value]) => `${key}: ${value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
       .join(', ');
+  }
+
+  /** compact, with the individual it names shown as a person. */
+  function compactWithPeople(detail, names) {
+    if (detail === null || typeof detail !== 'object' || Array.isArray(detail)) return compact(detail);
+    return Object.entries(detail).map(([key, value], i) => [
+      i ? ', ' : '',
+      key === 'individual_id' && typeof value === 'string' ? [`${key}: `, person(value, names)] : compact({ [key]: value }),
+    ]);
   }
 
   const jsonBlock = (value, label) => h('pre', { class: 'json', tabindex: '0', 'aria-label': label }, JSON.stringify(value, null, 2));
@@ -279,6 +354,37 @@
     const text = search.toString();
     return text ? `?${text}` : '';
   };
+
+  /**
+   * The provider catalogue (GET /providers: public, the connect page reads it too) as [id,
+   * display name] pairs, fetched once; a failed fetch is tried again on the next call.
+   */
+  const catalogue = { providers: [], names: new Map(), loading: null };
+
+  function loadProviders() {
+    catalogue.loading ??= fetch(PROVIDERS, { headers: { accept: 'application/json' }, credentials: 'omit' })
+      .then(async (response) => {
+        const list = await readJson(response);
+        if (!response.ok || !Array.isArray(list)) throw new ApiError(response.status, `The provider catalogue did not load (${response.status}).`);
+        catalogue.providers = list.filter((p) => p && typeof p.id === 'string').map((p) => [p.id, typeof p.display_name === 'string' ? p.display_name : p.id]);
+        catalogue.names = new Map(catalogue.providers);
+      })
+      .catch((error) => {
+        catalogue.loading = null;
+        throw error;
+      });
+    return catalogue.loading;
+  }
+
+  /** Views that show providers wait for the catalogue, but never fail for want of it (ids then). */
+  const withProviders = () => loadProviders().catch(() => undefined);
+
+  /** A provider's display name with its id beside it, or the id alone if the catalogue does not list it. */
+  function provider(id, { short = false } = {}) {
+    const name = catalogue.names.get(id);
+    if (!name) return h('span', { class: 'mono' }, id);
+    return short ? h('span', { title: id }, name) : [name, ' ', h('span', { class: 'mono muted' }, `(${id})`)];
+  }
 
   async function checkCredentials(basic) {
     const response = await fetch(SIGN_IN_CHECK, {
@@ -467,6 +573,26 @@
   // Filter forms
 
   /**
+   * A select filter's choices as [value, label] pairs (options are values, pairs, or a function
+   * giving either), with `value` among them: a value the choices lack (an address typed by hand,
+   * a provider no longer listed) stays a choice of its own, so the form shows the list's filter.
+   */
+  function choicesOf(f, value) {
+    const options = typeof f.options === 'function' ? f.options() : f.options;
+    const choices = options.map((o) => (Array.isArray(o) ? o : [o, words(o)]));
+    if (value && !choices.some(([v]) => v === value)) choices.push([value, value]);
+    return choices;
+  }
+
+  /** Fills a select with "Any" and the filter's choices, `value` selected. */
+  function fillSelect(select, f, value) {
+    const choices = choicesOf(f, value);
+    fill(select, h('option', { value: '' }, f.any || 'Any'), choices.map(([v, label]) => h('option', { value: v }, label)));
+    select.value = value || '';
+    select.dataset.choices = JSON.stringify(choices);
+  }
+
+  /**
    * A filter form for a list: each filter is a select (options) or a text field (check returns
    * an error message or null). Submitting moves to the route with the new query (offset reset).
    */
@@ -480,7 +606,8 @@
       const hintId = f.hint ? `${id}-hint` : null;
       let input;
       if (f.options) {
-        input = h('select', { id, name: f.name }, h('option', { value: '' }, f.any || 'Any'), f.options.map((o) => h('option', { value: o }, words(o))));
+        input = h('select', { id, name: f.name });
+        fillSelect(input, f, values.get(f.name) || '');
       } else {
         input = h('input', {
           id,
@@ -539,9 +666,19 @@
     /** Back/forward: the fields show the route's query again. */
     form.syncFrom = (params) => {
       for (const f of filters) {
-        inputs[f.name].value = params.get(f.name) || '';
+        if (f.options) fillSelect(inputs[f.name], f, params.get(f.name) || '');
+        else inputs[f.name].value = params.get(f.name) || '';
         inputs[f.name].removeAttribute('aria-invalid');
         errors[f.name].textContent = '';
+      }
+    };
+    /** Choices that arrived later (the provider catalogue): the selects take them, keeping what is chosen. */
+    form.refreshChoices = () => {
+      for (const f of filters) {
+        if (typeof f.options !== 'function') continue;
+        const select = inputs[f.name];
+        // Rebuilt only when they changed, so live refresh leaves a select someone is using alone.
+        if (JSON.stringify(choicesOf(f, select.value)) !== select.dataset.choices) fillSelect(select, f, select.value);
       }
     };
     return form;
@@ -583,10 +720,14 @@
             form.syncFrom(params);
           },
           async load() {
+            if (spec.beforeLoad) {
+              await spec.beforeLoad();
+              form.refreshChoices();
+            }
             const q = {};
             for (const f of spec.filters) if (params.get(f.name)) q[f.name] = params.get(f.name);
             const offset = Number(params.get('offset')) || 0;
-            return api(`${spec.endpoint}${query({ ...q, limit: PAGE_SIZE, offset })}`);
+            return api(`${spec.endpoint}${query({ ...q, ...spec.query, limit: PAGE_SIZE, offset })}`);
           },
           render(page) {
             const q = {};
@@ -619,12 +760,15 @@
         }
         const controller = {
           async load() {
+            if (spec.beforeLoad) await spec.beforeLoad();
+            let item;
             try {
-              return await api(`${spec.endpoint}/${encodeURIComponent(id)}`);
+              item = await api(`${spec.endpoint}/${encodeURIComponent(id)}${spec.suffix || ''}`);
             } catch (error) {
               if (error instanceof ApiError && error.status === 404) return { notFound: error.message };
               throw error;
             }
+            return spec.enrich ? spec.enrich(item) : item;
           },
           render(item) {
             if (item.notFound) fill(body, h('p', { class: 'error' }, item.notFound));
@@ -765,6 +909,7 @@
     section: 'sagas',
     path: '/sagas',
     endpoint: '/sagas',
+    query: { include: 'individual_names' },
     intro: 'Newest first. Each saga follows one request or HRIS event to its end.',
     filters: [
       { name: 'type', label: 'Type', options: SAGA_TYPES },
@@ -782,6 +927,7 @@
     columns: () => [
       { header: 'Saga', cell: (s) => idLink('/sagas', s.saga_id, { 'data-focus-key': `saga:${s.saga_id}` }) },
       { header: 'Type', cell: (s) => words(s.type) },
+      { header: 'Individual', cell: (s) => (s.individual_id ? person(s.individual_id, s.individual_names, { short: true }) : '—') },
       { header: 'State', cell: (s) => badge(s.state) },
       { header: 'Outcome', cell: (s) => dash(s.outcome && words(s.outcome)) },
       { header: 'Last step', cell: (s) => (s.last_step ? [words(s.last_step.name), ' ', h('span', { class: 'muted' }, utc(s.last_step.at))] : '—') },
@@ -800,6 +946,7 @@
     backPath: '/sagas',
     backLabel: 'Sagas',
     endpoint: '/sagas',
+    suffix: WITH_NAMES,
     render: (s) => [
       h(
         'div',
@@ -810,6 +957,7 @@
           h('h2', { id: 'saga-summary' }, 'Summary'),
           facts([
             ['Type', words(s.type)],
+            ['Individual', s.individual_id ? h('span', { id: 'saga-individual' }, person(s.individual_id, s.individual_names)) : undefined],
             ['State', badge(s.state)],
             ['Outcome', s.outcome && words(s.outcome)],
             ['Connection', link(`#/connections/${encodeURIComponent(s.connection_id)}`, s.connection_id, { class: 'mono' })],
@@ -836,7 +984,7 @@
                     { class: STEP_TONE[step.name] || undefined },
                     h('span', { class: 'step-time' }, utc(step.at)),
                     h('span', { class: 'step-name' }, words(step.name)),
-                    step.detail ? h('span', { class: 'step-detail' }, compact(step.detail)) : null,
+                    step.detail ? h('span', { class: 'step-detail' }, compactWithPeople(step.detail, s.individual_names)) : null,
                   ),
                 ),
               ),
@@ -910,6 +1058,7 @@
     backPath: '/jobs',
     backLabel: 'Jobs',
     endpoint: '/jobs',
+    suffix: WITH_NAMES,
     render: (j) => [
       h(
         'section',
@@ -921,6 +1070,7 @@
           ['Kind', j.kind],
           ['Connection', link(`#/connections/${encodeURIComponent(j.connection_id)}`, j.connection_id, { class: 'mono' })],
           ['Entity', j.entity_id && h('span', { class: 'mono' }, j.entity_id)],
+          ['Individuals', people(individualIdsIn(j.params), j.individual_names) || undefined],
           ['Attempts', String(j.attempts)],
           ['Error', j.error],
           ['Created', [utc(j.created_at), ` (${duration(j.age_seconds)} ago)`]],
@@ -935,7 +1085,7 @@
         ? [
             h('h2', null, `Individuals (${j.body.length}, ${j.individual_errors.length} failed)`),
             table('Individual errors', [
-              { header: 'Individual', cell: (r) => h('span', { class: 'mono' }, r.individual_id) },
+              { header: 'Individual', cell: (r) => person(r.individual_id, j.individual_names) },
               { header: 'Code', num: true, cell: (r) => String(r.code) },
               { header: 'Message', cellClass: 'reason', cell: (r) => dash(r.message) },
             ], j.individual_errors),
@@ -1039,6 +1189,17 @@
     backPath: '/tasks?status=open',
     backLabel: 'Ops tasks',
     endpoint: '/tasks',
+    // A task's read has no names; its manual job, which holds the same individuals, has them.
+    async enrich(t) {
+      if (individualIdsIn(t.payload).length === 0) return t;
+      try {
+        const job = await api(`/jobs/${encodeURIComponent(t.job_id)}${WITH_NAMES}`);
+        return { ...t, individual_names: job.individual_names || {} };
+      } catch (error) {
+        if (error instanceof SignedOut) throw error;
+        return t;
+      }
+    },
     render: (t) => [
       h(
         'section',
@@ -1047,6 +1208,7 @@
         facts([
           ['Type', words(t.type)],
           ['What', taskSummary(t)],
+          ['Individuals', people(individualIdsIn(t.payload), t.individual_names) || undefined],
           ['Status', badge(t.status)],
           ['Due', [t.due_date, ' ', badge(t.due_state)]],
           ['Manual job', link(`#/jobs/${encodeURIComponent(t.job_id)}`, t.job_id, { class: 'mono' })],
@@ -1191,6 +1353,7 @@
     backPath: '/dead-letters?status=open',
     backLabel: 'Dead letters',
     endpoint: '/dead-letters',
+    suffix: WITH_NAMES,
     render: (d, controller) => [
       controller.lastResults || null,
       h(
@@ -1202,6 +1365,7 @@
           ['Reason', d.reason],
           ['Consumer', d.consumer],
           ['Topic', d.topic],
+          ['Individuals', people(individualIdsIn(d.payload_json), d.individual_names) || undefined],
           ['Partition / offset', d.partition === null ? null : `${d.partition} / ${d.offset}`],
           ['Key', d.message_key && h('span', { class: 'mono' }, d.message_key)],
           ['Message id', d.message_id && h('span', { class: 'mono', id: 'dead-letter-message-id' }, d.message_id)],
@@ -1233,14 +1397,15 @@
     section: 'connections',
     path: '/connections',
     endpoint: '/connections',
+    beforeLoad: withProviders,
     filters: [
       { name: 'status', label: 'Status', options: CONNECTION_STATUSES },
-      { name: 'provider_id', label: 'Provider', size: 'medium', placeholder: 'sandbox_automated', check: (v) => (v.length <= 200 ? null : 'Too long.') },
+      { name: 'provider_id', label: 'Provider', options: () => catalogue.providers, any: 'Any provider' },
     ],
     columns: () => [
       { header: 'Connection', cell: (c) => idLink('/connections', c.connection_id, { 'data-focus-key': `conn:${c.connection_id}` }) },
       { header: 'Customer', cell: (c) => [dash(c.customer_name), c.customer_id ? h('span', { class: 'muted' }, ` (${c.customer_id})`) : null] },
-      { header: 'Provider', cell: (c) => [c.provider_id, c.sandbox ? h('span', { class: 'muted' }, ' · sandbox') : null] },
+      { header: 'Provider', cell: (c) => [provider(c.provider_id, { short: true }), c.sandbox ? h('span', { class: 'muted' }, ' · sandbox') : null] },
       { header: 'Status', cell: (c) => badge(c.status) },
       { header: 'Entities', cell: (c) => c.entities.map((e, i) => [i ? ', ' : '', e.name, e.status !== 'active' ? ` (${e.status})` : '']) },
       { header: 'Last sync', cell: (c) => (c.last_sync ? [badge(c.last_sync.status), ' ', h('span', { class: 'muted' }, utc(c.last_sync.completed_at || c.last_sync.created_at))] : '—') },
@@ -1254,6 +1419,7 @@
     backPath: '/connections',
     backLabel: 'Connections',
     endpoint: '/connections',
+    beforeLoad: withProviders,
     render: (c) => {
       const id = c.connection_id;
       return [
@@ -1266,7 +1432,7 @@
             h('h2', { id: 'conn-summary' }, 'Summary'),
             facts([
               ['Customer', [dash(c.customer_name), c.customer_id ? ` (${c.customer_id})` : '']],
-              ['Provider', `${c.provider_id} (${c.authentication_type}${c.sandbox ? ', sandbox' : ''}${c.manual ? ', manual' : ''})`],
+              ['Provider', [provider(c.provider_id), ` · ${c.authentication_type}${c.sandbox ? ', sandbox' : ''}${c.manual ? ', manual' : ''}`]],
               ['Status', badge(c.status)],
               ['Products', c.products.join(', ')],
               ['Created', utc(c.created_at)],
@@ -1479,7 +1645,7 @@
       if (mine !== generation || view !== current) return;
       const json = JSON.stringify(data);
       setRefreshStatus(paused ? 'Live refresh is paused.' : '');
-      $('refresh-time').textContent = `Updated ${new Date().toLocaleTimeString()}`;
+      fill($('refresh-time'), 'Updated ', utcClock(new Date()));
       if (!force && json === view.lastJson) return;
       view.lastJson = json;
       view.lastData = data;

@@ -4,6 +4,8 @@ import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsNotEmpty, IsO
 import { ErrorBody } from '../../../infrastructure/http/error-response';
 import { MessageHeaders } from '../../../infrastructure/messaging/message';
 import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
+import { IndividualNameMap } from '../individual-names';
+import { IndividualNamesProperty } from './include-names.dto';
 
 export const DEAD_LETTER_STATUSES = ['open', 'replayed', 'discarded'] as const;
 export type DeadLetterStatus = (typeof DEAD_LETTER_STATUSES)[number];
@@ -99,6 +101,7 @@ export class DeadLetterDetailResponse extends DeadLetterSummaryResponse {
   @ApiProperty({ description: 'The message body exactly as received (it may not be JSON)' }) payload: string;
   @ApiProperty({ nullable: true, description: 'The body parsed, when it is JSON' }) payload_json: unknown;
   @ApiProperty({ type: Object }) headers: MessageHeaders;
+  @IndividualNamesProperty() individual_names?: IndividualNameMap;
 }
 
 /** One id of a replay: `code` 200 with the dead letter, or the error object of why not. */

@@ -5,7 +5,9 @@ import { IndividualResult } from '../../../domain/enrollments/enrollment-change'
 import { Job, JOB_KINDS, JOB_STATUSES, JobKind, JobStatus } from '../../../domain/jobs/job';
 import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { automatedJobView } from '../../sync/dto/job.dto';
+import { IndividualNameMap } from '../individual-names';
 import { secondsSince } from '../ops-ids';
+import { IndividualNamesProperty } from './include-names.dto';
 
 export const MAX_OPS_JOBS_PAGE = 100;
 
@@ -77,6 +79,7 @@ export class OpsJobDetailResponse extends OpsJobSummaryResponse {
   body?: IndividualResult[];
   @ApiPropertyOptional({ type: [Object], description: 'Enrollment jobs: the entries of body whose code is not 200' })
   individual_errors?: IndividualResult[];
+  @IndividualNamesProperty() individual_names?: IndividualNameMap;
 }
 
 export function opsJobSummaryView(job: Job, { baseUrl, now, retriable }: { baseUrl: string; now: Date; retriable: boolean }): OpsJobSummaryResponse {

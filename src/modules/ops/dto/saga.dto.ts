@@ -3,7 +3,9 @@ import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
 import { Saga, SAGA_STATES, SAGA_TYPES, SagaState, SagaStep, SagaType } from '../../../domain/sagas/saga';
 import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { DURATION_HINT, DURATION_PATTERN } from '../age-filter';
+import { IndividualNameMap, INDIVIDUAL_NAMES } from '../individual-names';
 import { secondsSince } from '../ops-ids';
+import { IncludeIndividualNames, IndividualNamesProperty } from './include-names.dto';
 
 export const MAX_SAGAS_PAGE = 100;
 
@@ -32,6 +34,9 @@ export class ListSagasQueryDto extends PageQueryDto(MAX_SAGAS_PAGE) {
   @IsOptional()
   @Matches(DURATION_PATTERN, { message: `newer_than must be ${DURATION_HINT}` })
   newer_than?: string;
+
+  @IncludeIndividualNames()
+  include?: typeof INDIVIDUAL_NAMES;
 }
 
 /** A saga in a listing: where it stands, without its timeline. */
@@ -50,6 +55,9 @@ export class SagaSummaryResponse {
   @ApiProperty({ description: 'Seconds since it started (service clock)' }) age_seconds: number;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String, description: 'With include=individual_names: the individual an HRIS saga is about' })
+  individual_id?: string | null;
+  @IndividualNamesProperty() individual_names?: IndividualNameMap;
 }
 
 export interface SagaJobLink {
