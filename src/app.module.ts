@@ -16,6 +16,7 @@ import { ApplicationsModule } from './modules/applications/applications.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { ConnectPageModule } from './modules/connect-page/connect-page.module';
 import { ConnectionsModule } from './modules/connections/connections.module';
+import { HomeModule } from './modules/home/home.module';
 import { HealthModule } from './modules/health/health.module';
 import { ProvidersModule } from './modules/providers/providers.module';
 import { ProviderAdaptersModule } from './infrastructure/providers/provider-adapters.module';
@@ -99,6 +100,7 @@ export class AppModule {
         PoliciesModule,
         HrisEventsModule,
         SagasModule,
+        HomeModule,
         IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),
         ...extraModules,
       ],

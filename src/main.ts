@@ -4,8 +4,8 @@ import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { resolveOpsCredentials } from './config/ops-credentials';
 import { DataDirLockedError } from './infrastructure/database/data-dir-lock';
 import { DOCS_PATH } from './infrastructure/http/api-docs';
-import { SANDBOX_CREDENTIALS } from './domain/connections/sandbox-login';
 import { ApplicationsBootstrap, StartupApplication } from './modules/applications/applications.bootstrap';
+import { connectLinkOf, SANDBOX_SIGN_IN, tokenExchangeCommand } from './modules/applications/demo-connect';
 
 function readConfig(): AppConfig {
   try {
@@ -19,22 +19,18 @@ function readConfig(): AppConfig {
   }
 }
 
-/** How to try the application start-up created or updated: its credentials and connect link. */
+/** How to try the application start-up created or updated: its credentials, connect link and next step. */
 function applicationLines({ source, credentials }: StartupApplication, base: string, config: AppConfig): string[] {
-  const redirectUri = credentials.redirect_uris[0];
-  const authorize = new URL(`${base}/connect/authorize`);
-  authorize.searchParams.set('client_id', credentials.client_id);
-  authorize.searchParams.set('products', 'company directory individual employment benefits');
-  if (redirectUri) authorize.searchParams.set('redirect_uri', redirectUri);
-  if (credentials.sandbox) authorize.searchParams.set('sandbox', 'finch');
   const lines = [`  application (${source === 'demo' ? 'sandbox demo' : 'from APP_CLIENT_ID'}): client_id ${credentials.client_id}`];
   if (source === 'demo') {
     lines.push(`    client_secret ${credentials.client_secret}  (kept in ${config.EMBEDDED_DATA_DIR}/demo-application.json)`);
   }
   lines.push(
-    `    redirect URIs: ${credentials.redirect_uris.join(', ') || '(none: the connect page shows the code at the end)'}`,
-    `  connect page: ${authorize.toString().replace(/\+/g, '%20')}`,
-    `    sandbox sign-in: ${SANDBOX_CREDENTIALS.map((c) => `${c.username} / ${c.password}`).join(' or ')}; then exchange the code at POST ${base}/auth/token`,
+    `    redirect URIs: ${credentials.redirect_uris.join(', ') || '(none: leave redirect_uri out; the connect page shows the code at the end)'}`,
+    `  connect page: ${connectLinkOf(credentials, base)}`,
+    `    sandbox sign-in: ${SANDBOX_SIGN_IN}; then exchange the code the page shows:`,
+    `    ${tokenExchangeCommand(credentials, source === 'demo' ? credentials.client_secret : '$APP_CLIENT_SECRET', base)}`,
+    `  quickstart (every step to a pay statement): docs/quickstart.md`,
   );
   return lines;
 }
@@ -51,7 +47,7 @@ async function main(): Promise<void> {
     `Benefits orchestration service listening on ${service.url}`,
     `  database: ${config.embedded ? `embedded PostgreSQL (data in ${config.EMBEDDED_DATA_DIR}/pglite)` : 'PostgreSQL (DATABASE_URL)'}`,
     `  events:   ${config.kafkaEnabled ? `Kafka ${config.KAFKA_BROKERS}` : 'in-process (no KAFKA_BROKERS)'}`,
-    `  API docs: ${base}/${DOCS_PATH}`,
+    `  home:     ${base}/   API docs: ${base}/${DOCS_PATH}   ops dashboard: ${base}/ops`,
     `  health:   ${base}/health/ready   metrics: ${base}/metrics`,
   ];
   const startup = service.app.get(ApplicationsBootstrap).startupApplication;

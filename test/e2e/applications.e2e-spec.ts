@@ -293,6 +293,15 @@ describe('the embedded default', () => {
       expect(clientId).toMatch(/^[0-9a-f-]{36}$/);
       expect(clientSecret).toBeDefined();
       expect(first.output).toMatch(/sandbox sign-in: good_user \/ good_pass/);
+      // Every product the sandbox offers, so the loop reaches payments and pay statements.
+      expect(new URL(connectPage!).searchParams.get('products')!.split(' ').sort()).toEqual(
+        ['benefits', 'company', 'directory', 'employment', 'individual', 'pay_statement', 'payment'],
+      );
+      // The exact next command: the exchange without redirect_uri, the demo having none.
+      const exchange = /(curl -s \S+\/auth\/token .*)$/m.exec(first.output)?.[1];
+      expect(exchange).toBe(
+        `curl -s ${first.url}/auth/token -H 'content-type: application/json' -d '${JSON.stringify({ client_id: clientId, client_secret: clientSecret, code: 'CODE_FROM_THE_PAGE' })}'`,
+      );
       expect(statSync(join(dataDir, 'demo-application.json')).mode & 0o077).toBe(0);
       // One registered origin, the service's own (as configured: PORT=0 here), which the
       // embedded flow takes by default, so the printed link works as it is.

@@ -6,6 +6,6 @@ import { ApplicationsService } from './applications.service';
 /** API clients: registration (CLI and start-up settings) and credential checks. */
 @Module({
   providers: [SecretHasher, ApplicationsService, ApplicationsBootstrap],
-  exports: [ApplicationsService, SecretHasher],
+  exports: [ApplicationsService, SecretHasher, ApplicationsBootstrap],
 })
 export class ApplicationsModule {}

@@ -1,0 +1,92 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describeWithPostgres } from '../setup/test-env';
+
+const root = resolve(__dirname, '../..');
+
+/** The commands of docs/quickstart.md that a reader pastes: its ```bash blocks, in order. */
+function quickstartCommands(): string[] {
+  const text = readFileSync(join(root, 'docs/quickstart.md'), 'utf8');
+  return [...text.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
+}
+
+/** Starts the service as `npm start` does (on a fresh embedded data directory) and reads its banner. */
+async function startAsNewcomer(dataDir: string) {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const deadline = Date.now() + 60_000;
+  while (!/ops login:/.test(output) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const banner = {
+    BASE: /listening on (\S+)/.exec(output)?.[1],
+    CLIENT_ID: /application \(sandbox demo\): client_id (\S+)/.exec(output)?.[1],
+    CLIENT_SECRET: /client_secret (\S+)/.exec(output)?.[1],
+  };
+  if (!banner.BASE || !banner.CLIENT_ID || !banner.CLIENT_SECRET) {
+    child.kill('SIGKILL');
+    throw new Error(`the banner lacks what the quickstart takes from it:\n${output}`);
+  }
+  const stopped = new Promise((done) => child.on('exit', done));
+  return { banner: banner as Record<keyof typeof banner, string>, stop: async () => (child.kill('SIGTERM'), await stopped) };
+}
+
+interface Line {
+  name: string;
+  amount: number;
+  type: string;
+  pre_tax?: boolean;
+}
+
+/**
+ * docs/quickstart.md, run as a reader would: the service started on a fresh embedded data
+ * directory, the values taken from its banner, then every bash block of the page pasted in
+ * order into one bash. The last command prints the pay statement, which must hold the
+ * deduction and the match the page promises.
+ */
+describeWithPostgres('the quickstart', () => {
+  const bash = spawnSync('bash', ['--version']).status === 0;
+  const curl = spawnSync('curl', ['--version']).status === 0;
+
+  it('runs end to end: connect, create a 401(k) with a match, enroll at 6 %, run payroll, read the statement', async () => {
+    if (!bash || !curl) throw new Error('the quickstart test needs bash and curl');
+    const dataDir = mkdtempSync(join(tmpdir(), 'bo-quickstart-'));
+    const service = await startAsNewcomer(dataDir);
+    try {
+      const script = ['set -euo pipefail', ...quickstartCommands()].join('\n');
+      const run = spawnSync('bash', ['-c', script], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...service.banner },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+      const output = run.stdout;
+      if (process.env.QUICKSTART_PRINT) console.log(output);
+      expect(output).toMatch(/"products": \[[^\]]*"pay_statement"/);
+      expect(output.match(/^job \S+: complete$/gm)).toHaveLength(2);
+      const statement = JSON.parse(output.slice(output.lastIndexOf('\n{') + 1)) as {
+        gross_pay: { amount: number };
+        employee_deductions: Line[];
+        employer_contributions: Line[];
+      };
+      const gross = statement.gross_pay.amount;
+      expect(gross).toBeGreaterThan(0);
+      const deduction = statement.employee_deductions.find((d) => d.name === 'Quickstart 401(k)');
+      expect(deduction).toMatchObject({ type: '401k', pre_tax: true });
+      expect(deduction!.amount).toBe(Math.round((gross * 600) / 10_000));
+      const match = statement.employer_contributions.find((c) => c.name === 'Quickstart 401(k)');
+      expect(match).toMatchObject({ type: '401k' });
+      // 100 % of the first 3 % of pay plus 50 % of the next 2 %: 4 % of gross, within rounding.
+      expect(Math.abs(match!.amount - Math.round((gross * 400) / 10_000))).toBeLessThanOrEqual(1);
+    } finally {
+      await service.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
