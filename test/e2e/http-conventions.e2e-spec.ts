@@ -190,6 +190,28 @@ describeWithPostgres('HTTP conventions', () => {
       expect(res.status).toBe(200);
     });
 
+    it("takes the family SDKs' Finch-API-Version as an alias, with the same rules", async () => {
+      expect((await service.request('/probe/versioned', { headers: { 'Finch-API-Version': '2020-09-17' } })).status).toBe(200);
+      const bad = await service.request('/probe/versioned', { headers: { 'finch-api-version': '2020-13-01' } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ service_code: 'invalid_version_header', message: expect.stringMatching(/^Finch-API-Version must be a date/) });
+      const unknown = await service.request('/probe/versioned', { headers: { 'finch-api-version': '2099-01-01' } });
+      expect(unknown.body).toMatchObject({ service_code: 'invalid_version_header', message: expect.stringMatching(/known versions: 2020-09-17/) });
+      const both = { 'service-api-version': '2020-09-17', 'finch-api-version': '2020-09-17' };
+      expect((await service.request('/probe/versioned', { headers: both })).status).toBe(200);
+    });
+
+    it('refuses the two headers naming different versions, or a bad one beside a good one', async () => {
+      for (const headers of [
+        { 'service-api-version': '2020-09-17', 'finch-api-version': '2021-02-30' },
+        { 'service-api-version': 'yesterday', 'finch-api-version': '2020-09-17' },
+      ]) {
+        const res = await service.request('/probe/versioned', { headers });
+        expect(res.status).toBe(400);
+        expect(res.body.service_code).toBe('invalid_version_header');
+      }
+    });
+
     it('is not required elsewhere', async () => {
       expect((await service.request('/probe/open')).status).toBe(200);
     });

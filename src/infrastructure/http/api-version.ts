@@ -3,6 +3,12 @@ import { Reflector } from '@nestjs/core';
 import { DomainError } from '../../domain/shared/domain-error';
 
 export const API_VERSION_HEADER = 'service-api-version';
+/**
+ * The header name this API family's official client SDKs send the version in: an alias with the
+ * same rules and errors, so those clients work with only their base URL changed.
+ */
+export const FAMILY_API_VERSION_HEADER = 'finch-api-version';
+const HEADER_LABELS: Record<string, string> = { [API_VERSION_HEADER]: 'Service-API-Version', [FAMILY_API_VERSION_HEADER]: 'Finch-API-Version' };
 export const CURRENT_API_VERSION = '2020-09-17';
 /** The versions this service implements; a date it does not know would pin behaviour it never had. */
 export const KNOWN_API_VERSIONS: readonly string[] = [CURRENT_API_VERSION];
@@ -32,26 +38,33 @@ export class ApiVersionGuard implements CanActivate {
       context.getClass(),
     ]);
     if (!required) return true;
-    const header = context.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>()
-      .headers[API_VERSION_HEADER];
-    if (header === undefined || header === '') {
+    const headers = context.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers;
+    const given = [API_VERSION_HEADER, FAMILY_API_VERSION_HEADER]
+      .map((name) => ({ name: HEADER_LABELS[name], value: headers[name] }))
+      .filter((h) => h.value !== undefined && h.value !== '');
+    if (given.length === 0) {
       throw new DomainError('invalid_request_error', 'Service-API-Version header is required, e.g. Service-API-Version: 2020-09-17', {
         serviceCode: 'missing_version_header',
       });
     }
-    if (Array.isArray(header) || !isValidApiVersion(header.trim())) {
-      throw new DomainError(
-        'invalid_request_error',
-        `Service-API-Version must be a date (YYYY-MM-DD), e.g. ${CURRENT_API_VERSION}`,
-        { serviceCode: 'invalid_version_header' },
-      );
+    for (const { name, value } of given) {
+      if (Array.isArray(value) || !isValidApiVersion(value!.trim())) {
+        throw new DomainError('invalid_request_error', `${name} must be a date (YYYY-MM-DD), e.g. ${CURRENT_API_VERSION}`, {
+          serviceCode: 'invalid_version_header',
+        });
+      }
+      if (!KNOWN_API_VERSIONS.includes(value!.trim())) {
+        throw new DomainError(
+          'invalid_request_error',
+          `${name} ${value!.trim()} is not a version of this API; known versions: ${KNOWN_API_VERSIONS.join(', ')}`,
+          { serviceCode: 'invalid_version_header' },
+        );
+      }
     }
-    if (!KNOWN_API_VERSIONS.includes(header.trim())) {
-      throw new DomainError(
-        'invalid_request_error',
-        `Service-API-Version ${header.trim()} is not a version of this API; known versions: ${KNOWN_API_VERSIONS.join(', ')}`,
-        { serviceCode: 'invalid_version_header' },
-      );
+    if (given.length === 2 && (given[0].value as string).trim() !== (given[1].value as string).trim()) {
+      throw new DomainError('invalid_request_error', 'Service-API-Version and Finch-API-Version name different versions; send one, or the same in both', {
+        serviceCode: 'invalid_version_header',
+      });
     }
     return true;
   }
