@@ -1,6 +1,6 @@
 /**
- * Three projects: unit specs beside the code, integration and e2e suites under test/ that run
- * against real PostgreSQL (one database per test file, cloned from a migrated template) and
+ * Four projects: unit specs beside the code; integration, e2e and fuzz suites under test/ that
+ * run against real PostgreSQL (one database per test file, cloned from a migrated template) and
  * the real Kafka broker. `npm test` (test/run-tests.js) decides what is reachable first.
  */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
@@ -22,6 +22,13 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/setup/slow-tests.ts'],
     },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/slow-tests.ts'],
+    },
+    // Property-based fuzzing of every route over real HTTP; budget and replay: test/fuzz/README.md.
+    {
+      ...common,
+      displayName: 'fuzz',
+      testMatch: ['<rootDir>/test/fuzz/**/*.fuzz-spec.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup/slow-tests.ts'],
     },
   ],
