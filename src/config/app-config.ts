@@ -347,6 +347,24 @@ export class AppConfig {
   @Max(10_000)
   SANDBOX_REFRESHES_PER_HOUR = 10;
 
+  /**
+   * Sandbox edits on a synced entity start a data sync (outside the refresh quota), so synced
+   * reads show them; false: they show after the next sync, as a real provider's changes do.
+   */
+  @Transform(toBool)
+  @IsBoolean({ message: 'SANDBOX_EDIT_SYNCS must be true or false' })
+  SANDBOX_EDIT_SYNCS = true;
+
+  /**
+   * How long a sandbox edit on a synced connection waits for the data sync it starts, so the
+   * next read shows the edit; past it the edit answers with the sync still running. 0: no wait.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(120_000)
+  SANDBOX_EDIT_SYNC_WAIT_MS = 10_000;
+
   /** How often job workers look for due jobs when idle. */
   @Transform(toInt)
   @IsInt()

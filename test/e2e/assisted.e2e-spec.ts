@@ -118,7 +118,7 @@ describeWithPostgres('Assisted providers', () => {
       const completed = await ops(`/ops/api/tasks/${task.task_id}/complete`, { note: 'Done in the portal' });
       expect(completed.status).toBe(200);
       expect(completed.body).toMatchObject({ status: 'completed', resolved_by: 'ops', resolved_at: '2026-07-06T14:00:00.000Z' });
-      expect(await settled(jobId)).toEqual({ job_id: jobId, status: 'complete', body: { benefit_id: benefitId, note: 'Done in the portal', error: null } });
+      expect(await settled(jobId)).toEqual({ job_id: jobId, status: 'complete', body: [{ benefit_id: benefitId, note: 'Done in the portal', error: null }] });
       // BenefitCreated came with the request, as on the Automated path; applying the task adds its completion only.
       expect(await typesAbout('job_id', jobId)).toEqual(['OpsTaskOpened.v1', 'BenefitCreated.v1', 'OpsTaskCompleted.v1']);
 
@@ -147,8 +147,11 @@ describeWithPostgres('Assisted providers', () => {
       expect(enrollTask).toMatchObject({ type: 'benefit_enroll', due_date: '2026-07-08' });
       expect((await ops(`/ops/api/tasks/${enrollTask.task_id}/complete`, {})).status).toBe(200);
       const enrollOutcome = await settled(enrollJob);
-      expect(enrollOutcome).toMatchObject({ status: 'complete', body: { benefit_id: benefitId, error: null } });
-      expect(enrollOutcome.body.individuals.map((r: { code: number }) => r.code)).toEqual([200, 200]);
+      // One element per individual, each with the job's outcome.
+      expect(enrollOutcome).toMatchObject({
+        status: 'complete',
+        body: employees.map((id) => ({ benefit_id: benefitId, error: null, individual_id: id, code: 200 })),
+      });
       const enrollEvents = await eventsAbout('job_id', enrollJob);
       // The job and its group first; the group's task; the group applied and the job ended (the same
       // events an Automated provider's job gives), then the task's completion with the job's status.
@@ -162,7 +165,7 @@ describeWithPostgres('Assisted providers', () => {
       expect(enrollEvents[4].data).toMatchObject({ task_id: enrollTask.task_id, job_status: 'complete' });
       const enrollment = { job_id: enrollJob, benefit_id: benefitId, operation: 'enroll' };
       expect(enrollEvents.slice(2, 4).map((e) => e.data)).toEqual([
-        { ...enrollment, effective_date: '2026-07-06', succeeded: 2, failed: 0, results: enrollOutcome.body.individuals },
+        { ...enrollment, effective_date: '2026-07-06', succeeded: 2, failed: 0, results: employees.map((id) => ({ individual_id: id, code: 200 })) },
         { ...enrollment, status: 'complete', succeeded: 2, failed: 0 },
       ]);
 
@@ -190,7 +193,7 @@ describeWithPostgres('Assisted providers', () => {
       const unenrollTask = await taskOfJob(removed.body.job_id);
       expect(unenrollTask.type).toBe('benefit_unenroll');
       expect((await ops(`/ops/api/tasks/${unenrollTask.task_id}/complete`, {})).status).toBe(200);
-      expect(await settled(removed.body.job_id)).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: employees[0], code: 200 }] } });
+      expect(await settled(removed.body.job_id)).toMatchObject({ status: 'complete', body: [{ individual_id: employees[0], code: 200 }] });
       expect((await eventsAbout('job_id', removed.body.job_id)).filter((e) => e.type !== 'EnrollmentJobCreated.v1' && e.type.startsWith('Enrollment'))).toEqual([
         {
           type: 'EnrollmentGroupProcessed.v1',
@@ -251,7 +254,7 @@ describeWithPostgres('Assisted providers', () => {
       expect((await manualJob(created.body.job_id)).body).toEqual({
         job_id: created.body.job_id,
         status: 'error',
-        body: { benefit_id: created.body.benefit_id, note: 'Provider needs a signed plan document', error: 'Provider needs a signed plan document' },
+        body: [{ benefit_id: created.body.benefit_id, note: 'Provider needs a signed plan document', error: 'Provider needs a signed plan document' }],
       });
       expect(await typesAbout('job_id', created.body.job_id)).toEqual(['OpsTaskOpened.v1', 'BenefitCreated.v1', 'OpsTaskFailed.v1']);
     });

@@ -308,13 +308,16 @@ describeWithPostgres('authorization', () => {
       const res = await service.request('/introspect', { headers: bearer(employer.accessToken) });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         connection_id: employer.connectionId,
         client_id: app.client_id,
+        client_type: 'sandbox',
+        connection_type: expect.stringMatching(/^(finch|provider)$/),
         customer_id: 'c-introspect',
         customer_name: 'Acme Corp',
         provider_id: 'sandbox_automated',
         connection_status: { status: 'connected' },
-        entities: [{ id: employer.entityIds[0], name: 'Acme Corp', status: 'active' }],
+        entities: [{ id: employer.entityIds[0], name: 'Acme Corp', source_id: null, status: 'connected' }],
         authentication_methods: [{ type: 'credential', connection_status: { status: 'connected' } }],
       });
     });
@@ -394,7 +397,7 @@ describeWithPostgres('authorization', () => {
       // One active entity left: entity_ids may now be omitted.
       expect((await service.request('/probe/payments', { headers: bearer(employer.accessToken) })).body).toEqual({ entity_id: b });
       const introspect = await service.request('/introspect', { headers: bearer(employer.accessToken) });
-      expect(introspect.body.entities.map((e: { status: string }) => e.status)).toEqual(['disconnected', 'active']);
+      expect(introspect.body.entities.map((e: { status: string }) => e.status)).toEqual(['disconnected', 'connected']);
     });
   });
 
@@ -478,7 +481,7 @@ describeWithPostgres('authorization', () => {
       expect(res.body).toMatchObject({ code: 400, name: 'invalid_request_error' });
       expect(res.body.message).toMatch(message);
       const introspect = await service.request('/introspect', { headers: bearer(employer.accessToken) });
-      expect(introspect.body.entities.map((e: { status: string }) => e.status)).toEqual(['active']);
+      expect(introspect.body.entities.map((e: { status: string }) => e.status)).toEqual(['connected']);
     });
 
     it.each([

@@ -90,6 +90,22 @@ describeWithPostgres('benefits (deductions)', () => {
       });
     });
 
+    it('takes a match under its public name, tiered, and stores and returns it as match', async () => {
+      const res = await create({ type: '403b', description: 'Tiered match', frequency: 'every_paycheck', company_contribution: { ...MATCH, type: 'tiered' } });
+      expect(res.status).toBe(200);
+      await jobCompletes(res.body.job_id);
+      const expected = { benefit_id: res.body.benefit_id, type: '403b', description: 'Tiered match', frequency: 'every_paycheck', company_contribution: MATCH };
+      expect((await get(`/employer/benefits/${res.body.benefit_id}`)).body).toEqual(expected);
+      expect((await get('/employer/benefits')).body).toContainEqual(expected);
+      expect(await atSandbox(employer.entityId, res.body.benefit_id)).toEqual([{ id: res.body.benefit_id, type: '403b', description: 'Tiered match', frequency: 'every_paycheck', company_contribution: MATCH }]);
+      // The same benefit under either name: the dedupe key has no company_contribution.
+      const again = await create({ type: '403b', description: 'Tiered match', frequency: 'every_paycheck', company_contribution: MATCH });
+      expect(again.body).toEqual(res.body);
+      const other = await create({ type: '403b', description: 'Other match', company_contribution: { ...MATCH, type: 'fixed' } });
+      expect(other.status).toBe(400);
+      expect(other.body.message).toContain('company_contribution.type: type must be one of: match, tiered');
+    });
+
     it('takes frequency and company_contribution as optional (absent or null)', async () => {
       const res = await create({ type: 'commuter', description: 'Transit pass' });
       expect(res.status).toBe(200);
@@ -404,19 +420,29 @@ describeWithPostgres('benefits (deductions)', () => {
   });
 
   describe('GET /employer/benefits/meta', () => {
-    it('answers, per benefit type, what the connection’s provider supports', async () => {
+    it('answers, for each benefit type the connection’s provider supports, its features (the public BenefitFeature) and operations', async () => {
       const res = await get('/employer/benefits/meta');
       expect(res.status).toBe(200);
       const providers = await service.request('/providers');
-      const sandboxEntry = providers.body.find((p: { id: string }) => p.id === 'sandbox_automated');
-      expect(res.body).toEqual(sandboxEntry.authentication_methods[0].benefits_support);
-      expect(res.body['401k'].supported_features.company_contribution).toContain('match');
-      expect(res.body['401k'].supported_operations.company_benefits.create).toBe('supported');
+      const support = providers.body.find((p: { id: string }) => p.id === 'sandbox_automated').authentication_methods[0].benefits_support;
+      const supported = Object.keys(support).filter((type) => support[type] !== null);
+      expect(res.body.map((entry: { type: string }) => entry.type)).toEqual(supported);
+      for (const entry of res.body) {
+        const { supported_features: features, supported_operations: operations } = support[entry.type];
+        // The public name of the match a benefit is created with is `tiered`.
+        const contribution = features.company_contribution?.map((c: string) => (c === 'match' ? 'tiered' : c)) ?? null;
+        expect(entry).toEqual({ type: entry.type, ...features, company_contribution: contribution, supported_operations: operations });
+      }
+      const k401 = res.body.find((entry: { type: string }) => entry.type === '401k');
+      expect(k401.company_contribution).toContain('tiered');
+      expect(k401.company_contribution).not.toContain('match');
+      expect(k401.supported_operations.company_benefits.create).toBe('supported');
 
       const gusto = await sandbox('gusto');
       const meta = await get('/employer/benefits/meta', gusto.token);
-      expect(meta.body['457']).toBeNull();
-      expect(meta.body['401k']).not.toBeNull();
+      const types = meta.body.map((entry: { type: string }) => entry.type);
+      expect(types).not.toContain('457');
+      expect(types).toContain('401k');
     });
   });
 

@@ -116,7 +116,7 @@ describeWithBrowser('connect flow in Chromium', () => {
       customer_name: 'Acme Corp',
       provider_id: 'sandbox_automated',
       products: ['company', 'directory', 'benefits'],
-      entities: [{ id: token.body.entity_ids[0], name: 'Acme Corp', status: 'active' }],
+      entities: [{ id: token.body.entity_ids[0], name: 'Acme Corp', source_id: null, status: 'connected' }],
     });
     expect(errors).toEqual([]);
 

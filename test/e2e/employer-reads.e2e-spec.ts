@@ -390,7 +390,10 @@ describeWithPostgres('employer reads', () => {
       const before = await everyRead(fresh.token);
       await syncNow(fresh.token);
       const after = await everyRead(fresh.token);
-      expect(after).toEqual(before);
+      // Only the per-item 404s differ: a synced read says when the data was synced and what shows newer records.
+      const { reads, reworded } = asSynced(before, clock.now().toISOString());
+      expect(reworded).toEqual({ payment: 1, individual: 1, employment: 1 });
+      expect(after).toEqual(reads);
     });
 
     it('reads the synced copy, not the provider, after the sync', async () => {
@@ -420,6 +423,38 @@ describeWithPostgres('employer reads', () => {
       expect(withSsn.body.responses[0].body.ssn).toEqual(expect.any(String));
     });
   });
+
+  /**
+   * Live reads' per-item 404 messages as a synced read words them (sync completed at `syncedAt`),
+   * with how many of each kind were reworded.
+   */
+  function asSynced(reads: unknown, syncedAt: string) {
+    const reworded = { payment: 0, individual: 0, employment: 0 };
+    const since = `in this entity's data as of its last sync (${syncedAt}).`;
+    const rules: [RegExp, keyof typeof reworded, (id: string) => string][] = [
+      [/^No payment (\S+) for this entity$/, 'payment', (id) => `No payment ${id} ${since} A pay run made since shows after the next sync (POST /jobs/automated).`],
+      [/^No individual (\S+) for this entity$/, 'individual', (id) => `No individual ${id} ${since} Someone added since shows after the next sync (POST /jobs/automated).`],
+      [
+        /^No employment for individual (\S+) in this entity$/,
+        'employment',
+        (id) => `No employment for individual ${id} ${since} Someone added since shows after the next sync (POST /jobs/automated).`,
+      ],
+    ];
+    const reword = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(reword);
+      if (value === null || typeof value !== 'object') return value;
+      const object = Object.fromEntries(Object.entries(value).map(([key, v]) => [key, reword(v)]));
+      if (object.code !== 404 || typeof object.message !== 'string') return object;
+      for (const [pattern, kind, synced] of rules) {
+        const match = pattern.exec(object.message);
+        if (!match) continue;
+        reworded[kind]++;
+        return { ...object, message: synced(match[1]) };
+      }
+      return object;
+    };
+    return { reads: reword(reads), reworded };
+  }
 
   async function directoryIds(token = employer.token): Promise<string[]> {
     const res = await get('/employer/directory', token);

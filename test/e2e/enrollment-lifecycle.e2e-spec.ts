@@ -189,7 +189,7 @@ describeWithPostgres('the enrollment lifecycle, Automated and Assisted alike', (
         [saga.id, plan],
       );
       await complete(termination);
-      expect(await ended(assisted, termination)).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: person, code: 200 }] } });
+      expect(await ended(assisted, termination)).toMatchObject({ status: 'complete', body: [{ individual_id: person, code: 200 }] });
       expect(await atProvider(assisted, plan, person, '2026-07-02')).toBeNull();
       expect(await inForce(assisted, plan, person)).toBeNull();
     });
@@ -206,7 +206,7 @@ describeWithPostgres('the enrollment lifecycle, Automated and Assisted alike', (
       expect((await service.request(`/ops/api/tasks/${olderTask}`, { headers: OPS })).body).toMatchObject({ status: 'cancelled', resolved_by: 'service' });
       expect((await ops(`/ops/api/tasks/${olderTask}/complete`)).status).toBe(409);
       const olderJob = await ended(assisted, older);
-      expect(olderJob).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: person, code: 409, message: expect.stringContaining(`Superseded by job ${newer}`) }] } });
+      expect(olderJob).toMatchObject({ status: 'complete', body: [{ individual_id: person, code: 409, message: expect.stringContaining(`Superseded by job ${newer}`) }] });
       await complete(newer);
       expect((await ended(assisted, newer)).status).toBe('complete');
       expect(await atProvider(assisted, plan, person, '2026-07-02')).toBe(600);
@@ -244,9 +244,9 @@ describeWithPostgres('the enrollment lifecycle, Automated and Assisted alike', (
       const [person] = await people(assisted, 1);
       const future = await enroll(assisted, plan, [{ individual_id: person, configuration: { ...pct(500), effective_date: '2026-09-01' } }]);
       const out = await unenroll(assisted, plan, [person]);
-      expect(await ended(assisted, future)).toMatchObject({ status: 'complete', body: { individuals: [{ code: 409 }] } });
+      expect(await ended(assisted, future)).toMatchObject({ status: 'complete', body: [{ code: 409 }] });
       await complete(out);
-      expect(await ended(assisted, out)).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: person, code: 200 }] } });
+      expect(await ended(assisted, out)).toMatchObject({ status: 'complete', body: [{ individual_id: person, code: 200 }] });
 
       nudgeAt('2026-09-01T08:00:00Z');
       await expectEventually(async () =>

@@ -60,6 +60,10 @@ describeWithPostgres('POST /forward', () => {
       });
       expect(res.body.response.data.bankAccounts[0].accountNumberLast4).toBe(company.accounts[0].account_number.slice(-4));
       expect(res.body.response.data).not.toHaveProperty('legal_name');
+      // The public document's shape at the top level: the status, the headers and the body as text.
+      expect(res.body.statusCode).toBe(200);
+      expect(res.body.headers).toEqual(res.body.response.headers);
+      expect(JSON.parse(res.body.data)).toEqual(res.body.response.data);
     });
 
     it('GET /employees pages the directory (query in the route or in params)', async () => {

@@ -313,7 +313,7 @@ describeWithPostgres('pay-statement items', () => {
       ['end_date=yesterday', 'end_date'],
       ['start_date=2026-03-01&end_date=2026-02-01', 'must not be after end_date'],
       ['name=', 'name'],
-      ['name=a%00b', 'name must not contain NUL'],
+      ['name=a%00b', 'query.name: text must not contain U+0000'],
       ['type=a&type=b', 'type'],
       ['limit=10', 'limit: unknown field'],
     ])('refuses %s with 400 naming the parameter', async (query, field) => {

@@ -153,7 +153,7 @@ describeWithPostgres('pay-statement item rules', () => {
       ['a non-string value', { ...valid, conditions: [{ field: 'name', operator: 'equals', value: 401 }] }, 'conditions[0].value'],
       ['an empty value', { ...valid, conditions: [{ field: 'name', operator: 'equals', value: '' }] }, 'conditions[0].value'],
       ['a NUL in a value', { ...valid, conditions: [{ field: 'name', operator: 'equals', value: 'a\u0000b' }] }, 'conditions[0].value'],
-      ['a NUL in metadata', { ...valid, attributes: { metadata: { deep: [{ 'k\u0000': 1 }] } } }, 'attributes.metadata: metadata must not contain NUL'],
+      ['a NUL in metadata', { ...valid, attributes: { metadata: { deep: [{ 'k\u0000': 1 }] } } }, "attributes.metadata.deep[0]: a field name's text must not contain U+0000"],
       [
         'an unknown category',
         { ...valid, conditions: [{ field: 'category', operator: 'equals', value: 'bonuses' }] },

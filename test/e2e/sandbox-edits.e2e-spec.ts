@@ -526,26 +526,38 @@ describeWithPostgres('sandbox edits', () => {
       });
     }
 
-    it('edits show in employer reads after the next sync, not before', async () => {
+    it('edits show in employer reads as soon as they answer: each waits for the sync it starts, outside the refresh quota', async () => {
       const fresh = await sandboxEmployer(6);
       await syncNow(fresh.token);
       const paymentsBefore = (await read('/employer/payment?start_date=2000-01-01&end_date=2100-01-01', fresh.token)).body;
+      const quota = async () => (await read('/jobs/automated', fresh.token)).body.meta.quotas.data_sync_all;
+      const quotaBefore = await quota();
 
-      expect((await put('/sandbox/company', { legal_name: 'Renamed After Sync LLC' }, fresh.token)).status).toBe(200);
+      const renamed = await put('/sandbox/company', { legal_name: 'Renamed After Sync LLC' }, fresh.token);
+      expect(renamed.status).toBe(200);
+      expect(renamed.body).toMatchObject({ legal_name: 'Renamed After Sync LLC', sync_job_id: expect.stringMatching(UUID_V4), sync_status: 'complete' });
+      expect((await read('/employer/company', fresh.token)).body.legal_name).toBe('Renamed After Sync LLC');
+
       const added = await post('/sandbox/directory', [newPerson({ first_name: 'Grace', last_name: 'Hopper' })], fresh.token);
       expect(added.status).toBe(200);
-      expect((await post('/sandbox/payment', {}, fresh.token)).status).toBe(200);
-
-      // Still the synced copy.
-      expect((await read('/employer/company', fresh.token)).body.legal_name).not.toBe('Renamed After Sync LLC');
-      expect(await directoryIds(fresh.token)).not.toContain(added.body[0].id);
-      expect((await read('/employer/payment?start_date=2000-01-01&end_date=2100-01-01', fresh.token)).body).toEqual(paymentsBefore);
-
-      await syncNow(fresh.token);
-      expect((await read('/employer/company', fresh.token)).body.legal_name).toBe('Renamed After Sync LLC');
+      // The body stays the bare array of created records; the sync comes in headers.
+      expect(added.body).toEqual([expect.objectContaining({ id: expect.stringMatching(UUID_V4), first_name: 'Grace' })]);
+      expect(added.headers.get('sync-job-id')).toMatch(UUID_V4);
+      expect(added.headers.get('sync-status')).toBe('complete');
       expect(await directoryIds(fresh.token)).toContain(added.body[0].id);
+
+      const paid = await post('/sandbox/payment', {}, fresh.token);
+      expect(paid.status).toBe(200);
+      expect(paid.body).toEqual({
+        payment_id: expect.stringMatching(UUID_V4),
+        pay_date: expect.any(String),
+        sync_job_id: expect.stringMatching(UUID_V4),
+        sync_status: 'complete',
+      });
       const paymentsAfter = (await read('/employer/payment?start_date=2000-01-01&end_date=2100-01-01', fresh.token)).body;
       expect(paymentsAfter).toHaveLength(paymentsBefore.length + 1);
+      expect(paymentsAfter.map((p: { id: string }) => p.id)).toContain(paid.body.payment_id);
+      expect(await quota()).toEqual(quotaBefore);
     });
   });
 

@@ -56,8 +56,8 @@ describeWithPostgres('sandbox hire → sync → EmployeeHired → new-hire saga 
     const payment = await service.request('/sandbox/payment', json({ pay_date: payDate }, sandboxAuth(token)));
     expect(payment.status).toBe(200);
     expect(payment.body.pay_date).toBe(payDate);
-    // Reads answer from the synced data: the pay run shows after the next sync.
-    await syncNow(token);
+    // Reads answer from the synced data: the payment's answer waited for the sync it started.
+    expect(payment.body.sync_status).toBe('complete');
     const statements = await service.request('/employer/pay-statement', json({ requests: [{ payment_id: payment.body.payment_id }] }, bearer(token)));
     expect(statements.status).toBe(200);
     const statement = statements.body.responses[0].body.pay_statements.find((s: PayStatement) => s.individual_id === individualId);

@@ -30,7 +30,8 @@ describeWithPostgres('HRIS events from data syncs', () => {
   const clock = new ManualClock('2026-06-01T12:00:00Z');
 
   beforeAll(async () => {
-    service = await startTestService({ clock });
+    // Edits here stand for changes made in the payroll system between syncs: no edit-triggered syncs.
+    service = await startTestService({ clock, env: { SANDBOX_EDIT_SYNCS: 'false' } });
     app = await createApplication(service);
   });
   afterAll(() => service?.close());

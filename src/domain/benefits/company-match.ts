@@ -2,6 +2,12 @@ import { CompanyMatch } from './benefit';
 
 /** At most this many match tiers (DECISIONS.md "Limits"). */
 export const MAX_MATCH_TIERS = 3;
+/**
+ * The names a company match is sent under: the contract's `match`, and `tiered`, the public
+ * document's name for the same object (what this API family's client SDKs send). Either is
+ * stored and returned as `match`.
+ */
+export const COMPANY_MATCH_TYPES = ['match', 'tiered'] as const;
 /** Basis points: 10,000 is 100 %. */
 export const MAX_BASIS_POINTS = 10_000;
 

@@ -70,6 +70,37 @@ export interface EmploymentRecord {
   pay_group_ids: string[];
 }
 
+/**
+ * Fields of the public document's Employment that no provider here reports (it requires them,
+ * nullable). A record may carry them; what it lacks is null, except `employment_status`, which
+ * follows from `is_active` and `end_date`. Records stored by earlier syncs lack them all.
+ */
+export interface EmploymentDetails {
+  latest_rehire_date: string | null;
+  employment_status: 'active' | 'deceased' | 'leave' | 'onboarding' | 'prehire' | 'retired' | 'terminated' | null;
+  flsa_status: 'exempt' | 'non_exempt' | 'unknown' | null;
+  union_code: string | null;
+  union_local: string | null;
+  highly_compensated_employee: boolean | null;
+  key_employee: boolean | null;
+}
+
+/** An employment as `POST /employer/employment` answers it. */
+export type EmploymentView = EmploymentRecord & EmploymentDetails;
+
+export function employmentViewOf(record: EmploymentRecord & Partial<EmploymentDetails>): EmploymentView {
+  return {
+    ...record,
+    latest_rehire_date: record.latest_rehire_date ?? null,
+    employment_status: record.employment_status ?? (record.is_active ? 'active' : record.end_date !== null ? 'terminated' : null),
+    flsa_status: record.flsa_status ?? null,
+    union_code: record.union_code ?? null,
+    union_local: record.union_local ?? null,
+    highly_compensated_employee: record.highly_compensated_employee ?? null,
+    key_employee: record.key_employee ?? null,
+  };
+}
+
 /** `GET /employer/directory` entry (DECISIONS.md). */
 export interface DirectoryEntry {
   id: string;

@@ -13,6 +13,7 @@ import { InboxScope1796400000000 } from './migrations/1796400000000-inbox-scope'
 import { ApplicationAllowedOrigins1796500000000 } from './migrations/1796500000000-application-allowed-origins';
 import { ServiceInstances1796600000000 } from './migrations/1796600000000-service-instances';
 import { AuthorizationCodeToken1796700000000 } from './migrations/1796700000000-authorization-code-token';
+import { SandboxEditSyncs1796800000000 } from './migrations/1796800000000-sandbox-edit-syncs';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   ApplicationAllowedOrigins1796500000000,
   ServiceInstances1796600000000,
   AuthorizationCodeToken1796700000000,
+  SandboxEditSyncs1796800000000,
 ];

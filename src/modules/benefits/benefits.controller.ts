@@ -8,6 +8,7 @@ import { ApiEntityQuery } from '../employer/dto/entity-scoped-query.dto';
 import { CommandBus } from '@nestjs/cqrs';
 import { BenefitsService } from './benefits.service';
 import { CreateBenefitCommand, RegisterBenefitCommand, UpdateBenefitCommand } from './commands/benefit-commands';
+import { BenefitMetaEntry, benefitsMetaView } from './dto/benefit-meta.dto';
 import { BenefitJobResponse, BenefitResponse, benefitView, CreateBenefitDto, RegisterBenefitDto, UpdateBenefitDto } from './dto/benefit.dto';
 
 /**
@@ -34,10 +35,11 @@ export class BenefitsController {
   }
 
   @Get('meta')
-  @ApiOperation({ summary: 'Per benefit type, the features and operations the connection’s provider supports (null: unsupported)' })
+  @ApiOperation({ summary: 'For each benefit type the connection’s provider supports, its features and operations' })
   @ApiEntityQuery()
-  meta(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() _entity: ConnectionEntity) {
-    return this.benefits.meta(connection);
+  @ApiOkResponse({ type: [BenefitMetaEntry] })
+  meta(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() _entity: ConnectionEntity): BenefitMetaEntry[] {
+    return benefitsMetaView(this.benefits.meta(connection));
   }
 
   @Post()

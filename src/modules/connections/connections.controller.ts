@@ -19,11 +19,13 @@ export class ConnectionsController {
   @Get('introspect')
   @RequiresAccessToken()
   @ApiOperation({ summary: 'Describe the connection behind the access token' })
-  @ApiOkResponse({ description: 'Connection, entities, products, provider, customer and status' })
-  introspect(@CurrentPrincipal() { connection }: Principal) {
+  @ApiOkResponse({ description: 'The token’s id, its connection, entities, products, provider, customer and status' })
+  introspect(@CurrentPrincipal() { tokenId, connection }: Principal) {
     const provider = this.catalogue.find(connection.providerId);
     const status = { status: connection.status, message: statusMessage(connection.status) };
     return {
+      // The public document's `id` is the access token's own id (never the token itself).
+      id: tokenId,
       connection_id: connection.id,
       client_id: connection.applicationId,
       client_type: connection.sandbox ? 'sandbox' : 'production',
@@ -42,7 +44,13 @@ export class ConnectionsController {
       authentication_methods: [
         { type: connection.authenticationType, connection_status: status, products: connection.products },
       ],
-      entities: connection.entities.map((e) => ({ id: e.id, name: e.name, status: e.status })),
+      // An active entity is as connected as its connection; `source_id` is the provider's id for it, which no provider here has.
+      entities: connection.entities.map((e) => ({
+        id: e.id,
+        name: e.name,
+        source_id: null,
+        status: e.status === 'disconnected' ? 'disconnected' : connection.status,
+      })),
       created_at: connection.createdAt.toISOString(),
     };
   }

@@ -3,6 +3,7 @@ import { PayGroupRecord, PaymentRecord, PayStatementRecord } from '../../domain/
 import { EmployerRef, ProviderPort, SnapshotBatch } from '../../domain/providers/provider-port';
 import { DomainError } from '../../domain/shared/domain-error';
 import { EmployerDataRepository, Synced } from '../../infrastructure/database/repositories/employer-data.repository';
+import { JobsRepository } from '../jobs/jobs.repository';
 import { EmployerReadsService, ReadScope } from './employer-reads.service';
 
 const scope: ReadScope = {
@@ -91,7 +92,9 @@ describe('EmployerReadsService', () => {
   beforeEach(() => {
     provider = new FakeProvider();
     synced = new FakeSyncedData();
-    reads = new EmployerReadsService(synced as unknown as EmployerDataRepository, provider as unknown as ProviderPort);
+    // No sync is ever under way here.
+    const jobs: Partial<JobsRepository> = { findOpen: async () => undefined };
+    reads = new EmployerReadsService(synced as unknown as EmployerDataRepository, provider as unknown as ProviderPort, jobs as JobsRepository);
   });
 
   it('goes live before the first sync, addressing the entity’s employer', async () => {

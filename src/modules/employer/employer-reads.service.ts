@@ -5,14 +5,18 @@ import { PayStatementItemFilter, SeenItemsCollector, SeenPayStatementItem } from
 import {
   CompanyRecord,
   DirectoryEntry,
-  EmploymentRecord,
+  employmentViewOf,
+  EmploymentView,
   IndividualRecord,
   PayGroupRecord,
   PaymentRecord,
   PayStatementRecord,
 } from '../../domain/employer/unified-records';
+import { DATA_SYNC_ALL } from '../../domain/jobs/job';
 import { employerRefOf, EmployerRef, Page, Paged, PROVIDER_PORT, ProviderPort } from '../../domain/providers/provider-port';
 import { EmployerDataRepository } from '../../infrastructure/database/repositories/employer-data.repository';
+import { JobsRepository } from '../jobs/jobs.repository';
+import { SyncedAsOf } from './not-found-messages';
 
 /** Whose data a read is: the token's connection and the one entity it resolved to. */
 export interface ReadScope {
@@ -35,7 +39,16 @@ export class EmployerReadsService {
   constructor(
     private readonly synced: EmployerDataRepository,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
+    private readonly jobs: JobsRepository,
   ) {}
+
+  /** For the messages of not-found items: the entity's last completed sync and the sync under way; undefined while reads are live. */
+  async syncedAsOf(scope: ReadScope): Promise<SyncedAsOf | undefined> {
+    const last = await this.synced.lastSync(scope.entity.id);
+    if (!last) return undefined;
+    const open = await this.jobs.findOpen(scope.connection.id, DATA_SYNC_ALL);
+    return { completedAt: last.completedAt, openSync: open && { id: open.id, kind: open.kind, status: open.status } };
+  }
 
   async company(scope: ReadScope): Promise<CompanyRecord | null> {
     const synced = await this.synced.syncedCompany(scope.entity.id);
@@ -58,10 +71,10 @@ export class EmployerReadsService {
     return includeSsn ? individuals : individuals.map((individual) => ({ ...individual, ssn: null }));
   }
 
-  async employments(scope: ReadScope, ids: string[]): Promise<EmploymentRecord[]> {
+  async employments(scope: ReadScope, ids: string[]): Promise<EmploymentView[]> {
     if (ids.length === 0) return [];
     const synced = await this.synced.syncedPeople(scope.entity.id, 'employment', ids);
-    return synced ? synced.value : this.provider.employments(refOf(scope), ids);
+    return (synced ? synced.value : await this.provider.employments(refOf(scope), ids)).map(employmentViewOf);
   }
 
   /** Payments with a pay date in the range, oldest first (ties by id, as syncs store them). */

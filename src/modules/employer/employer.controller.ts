@@ -19,6 +19,7 @@ import { ApiEntityQuery, mergedList } from './dto/entity-scoped-query.dto';
 import { isUuid, uuidParam } from './dto/uuid-param';
 import { batchError, lookupIds, peopleBatch } from './batch-responses';
 import { EmployerReadsService, ReadScope } from './employer-reads.service';
+import { employmentNotFound, individualNotFound, notFoundMessage, paymentNotFound, SyncedAsOf } from './not-found-messages';
 
 /** Employer reads of the Unified API; scoped to one entity of the token's connection. */
 @ApiTags('employer')
@@ -65,8 +66,10 @@ export class EmployerController {
   ) {
     const requested = body.requests.map((r) => r.individual_id);
     const includeSsn = body.options?.include?.includes('ssn') ?? false;
-    const found = await this.reads.individuals({ connection, entity }, lookupIds(requested), { includeSsn });
-    return { responses: peopleBatch(requested, found, (id) => `No individual ${id} for this entity`) };
+    const scope: ReadScope = { connection, entity };
+    const found = await this.reads.individuals(scope, lookupIds(requested), { includeSsn });
+    const asOf = await this.syncedAsOfWhenMissing(scope, requested, found);
+    return { responses: peopleBatch(requested, found, (id) => notFoundMessage(individualNotFound(id), asOf)) };
   }
 
   @Post('employment')
@@ -80,8 +83,10 @@ export class EmployerController {
     @Body() body: EmploymentRequestDto,
   ) {
     const requested = body.requests.map((r) => r.individual_id);
-    const found = await this.reads.employments({ connection, entity }, lookupIds(requested));
-    return { responses: peopleBatch(requested, found, (id) => `No employment for individual ${id} in this entity`) };
+    const scope: ReadScope = { connection, entity };
+    const found = await this.reads.employments(scope, lookupIds(requested));
+    const asOf = await this.syncedAsOfWhenMissing(scope, requested, found);
+    return { responses: peopleBatch(requested, found, (id) => notFoundMessage(employmentNotFound(id), asOf)) };
   }
 
   @Get('payment')
@@ -106,6 +111,7 @@ export class EmployerController {
     @Body() body: PayStatementRequestDto,
   ) {
     const scope: ReadScope = { connection, entity };
+    let asOf: Promise<SyncedAsOf | undefined> | undefined;
     // Up to ten payments: asked together, so a live read waits for the provider about once.
     const responses = await Promise.all(
       body.requests.map(async ({ payment_id, limit, offset }) => {
@@ -114,7 +120,10 @@ export class EmployerController {
           limit: limit ?? PAY_STATEMENT_DEFAULT_LIMIT,
           offset: offset ?? 0,
         });
-        if (!page) return batchError('payment_id', payment_id, notFound(`No payment ${payment_id} for this entity`, 'payment_not_found'));
+        if (!page) {
+          const message = notFoundMessage(paymentNotFound(payment_id), await (asOf ??= this.reads.syncedAsOf(scope)));
+          return batchError('payment_id', payment_id, notFound(message, 'payment_not_found'));
+        }
         return { payment_id, code: 200, body: { paging: { count: page.count, offset: page.offset }, pay_statements: page.items } };
       }),
     );
@@ -148,5 +157,12 @@ export class EmployerController {
     const group = await this.reads.payGroup({ connection, entity }, payGroupId.toLowerCase());
     if (!group) throw notFound(`No pay group ${payGroupId} for this entity`, 'pay_group_not_found');
     return group;
+  }
+
+  /** Looked up only when some well-formed id was not found: its 404 says what the read answered from. */
+  private async syncedAsOfWhenMissing(scope: ReadScope, requested: string[], found: { id: string }[]): Promise<SyncedAsOf | undefined> {
+    const known = new Set(found.map((record) => record.id.toLowerCase()));
+    if (lookupIds(requested).every((id) => known.has(id))) return undefined;
+    return this.reads.syncedAsOf(scope);
   }
 }

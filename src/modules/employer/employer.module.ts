@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EmployerDataRepository } from '../../infrastructure/database/repositories/employer-data.repository';
+import { JobsModule } from '../jobs/jobs.module';
 import { EmployerController } from './employer.controller';
 import { EmployerReadsService } from './employer-reads.service';
 
@@ -9,6 +10,8 @@ import { EmployerReadsService } from './employer-reads.service';
  * global) before the first one.
  */
 @Module({
+  // The sync under way, named in the messages of not-found items.
+  imports: [JobsModule],
   controllers: [EmployerController],
   providers: [EmployerDataRepository, EmployerReadsService],
   exports: [EmployerReadsService],

@@ -21,9 +21,13 @@ export class ForwardController {
     summary: 'Pass a raw request to the connection’s provider',
     description:
       'The provider’s own answer, including its errors (e.g. 404 for an unknown route), comes back inside a 200 ' +
-      'response as `response.status_code`. Authorization headers are forwarded but never echoed back.',
+      'response as `statusCode` (and `response.status_code`). Authorization headers are forwarded but never echoed back.',
   })
-  @ApiOkResponse({ description: '{ request: { method, route, data, headers, params }, response: { data, headers, status_code } }' })
+  @ApiOkResponse({
+    description:
+      '{ statusCode, headers, data (the provider’s body as text), request: { method, route, data, headers, params }, ' +
+      'response: { data (parsed), headers, status_code } }',
+  })
   forward(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity, @Body() body: ForwardRequestDto) {
     return this.forwarding.forward(connection, entity, {
       method: body.method,

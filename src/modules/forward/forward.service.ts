@@ -8,7 +8,14 @@ import { employerRefOf, ForwardRequest, ForwardResponse, PROVIDER_PORT, Provider
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 export const REDACTED = '[REDACTED]';
 
+/**
+ * The provider's answer at the top level as the public document has it (`statusCode`, `headers`,
+ * and `data` as the body's text), and again under `response` with `data` parsed.
+ */
 export interface ForwardResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  data: string | null;
   request: { method: string; route: string; data: unknown; headers: Record<string, string> | null; params: Record<string, unknown> | null };
   response: ForwardResponse;
 }
@@ -28,6 +35,9 @@ export class ForwardService {
     }
     const response = await this.provider.forward(employerRefOf(connection, entity), request);
     return {
+      statusCode: response.status_code,
+      headers: response.headers,
+      data: response.data === null || response.data === undefined ? null : typeof response.data === 'string' ? response.data : JSON.stringify(response.data),
       request: {
         method: request.method,
         route: request.route,

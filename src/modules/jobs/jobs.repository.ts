@@ -52,6 +52,8 @@ export interface NewJob {
   createdAt: Date;
   /** When it may run; defaults to createdAt (at once). */
   scheduledAt?: Date;
+  /** A job this one runs after: it is not leased while that one is pending or running. */
+  afterJobId?: string | null;
 }
 
 /**
@@ -69,8 +71,8 @@ export class JobsRepository {
 
   async insert(job: NewJob, manager?: EntityManager): Promise<Job> {
     const [row] = await this.db(manager).query(
-      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8)
+      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, after_job_id)
+       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9)
        RETURNING ${JOB_COLUMNS}`,
       [
         job.id,
@@ -81,6 +83,7 @@ export class JobsRepository {
         job.params === undefined || job.params === null ? null : JSON.stringify(job.params),
         job.createdAt,
         job.scheduledAt ?? job.createdAt,
+        job.afterJobId ?? null,
       ],
     );
     return toJob(row);
@@ -138,13 +141,38 @@ export class JobsRepository {
     return row ? toJob(row) : undefined;
   }
 
-  /** Jobs of this type the connection created in [from, to), any kind and status. */
-  async countCreated(connectionId: string, type: string, from: Date, to: Date, manager?: EntityManager): Promise<number> {
+  /**
+   * Jobs of this type the connection created in [from, to), any kind and status; those whose
+   * `params.trigger` is `exceptTrigger` are left out.
+   */
+  async countCreated(
+    connectionId: string,
+    type: string,
+    from: Date,
+    to: Date,
+    manager?: EntityManager,
+    { exceptTrigger }: { exceptTrigger?: string } = {},
+  ): Promise<number> {
     const [row] = await this.db(manager).query(
-      `SELECT count(*)::int AS n FROM jobs WHERE connection_id = $1 AND type = $2 AND created_at >= $3 AND created_at < $4`,
-      [connectionId, type, from, to],
+      `SELECT count(*)::int AS n FROM jobs WHERE connection_id = $1 AND type = $2 AND created_at >= $3 AND created_at < $4
+         AND ($5::text IS NULL OR params->>'trigger' IS DISTINCT FROM $5::text)`,
+      [connectionId, type, from, to, exceptTrigger ?? null],
     );
     return row.n;
+  }
+
+  /**
+   * The connection's jobs of this type that are queued or running, any kind, oldest first, each
+   * with the job it waits for (null when none).
+   */
+  async listOpen(connectionId: string, type: string, manager?: EntityManager): Promise<(Job & { afterJobId: string | null })[]> {
+    const rows: (JobRow & { after_job_id: string | null })[] = await this.db(manager).query(
+      `SELECT ${JOB_COLUMNS}, after_job_id FROM jobs
+       WHERE connection_id = $1 AND type = $2 AND status IN ('pending', 'in_progress')
+       ORDER BY seq`,
+      [connectionId, type],
+    );
+    return rows.map((row) => ({ ...toJob(row), afterJobId: row.after_job_id }));
   }
 
   /** Newest first, with the total for paging. */
@@ -184,6 +212,9 @@ export class JobsRepository {
          WHERE id IN (
              (SELECT id FROM jobs
               WHERE status = 'pending' AND kind <> 'manual' AND type = ANY($4::text[]) AND scheduled_at <= $3
+                -- A job that runs after another waits while that one is queued or running.
+                AND (after_job_id IS NULL
+                  OR NOT EXISTS (SELECT 1 FROM jobs a WHERE a.id = jobs.after_job_id AND a.status IN ('pending', 'in_progress')))
               ORDER BY scheduled_at, seq LIMIT $6)
              UNION ALL
              (SELECT id FROM jobs

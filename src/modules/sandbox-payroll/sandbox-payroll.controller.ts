@@ -1,9 +1,11 @@
-import { Body, Controller, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal } from '../../domain/connections/connection';
+import type { FastifyReply } from 'fastify';
+import { Connection, Principal } from '../../domain/connections/connection';
 import { ConnectionEntity } from '../../domain/connections/entity-scope';
 import { ArrayBodyPipe } from '../../infrastructure/http/array-body.pipe';
 import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
+import { EditSync, SandboxEditSyncs } from '../sync/sandbox-edit-syncs.service';
 import { NewSandboxIndividualDto, UpdateSandboxEmploymentDto, UpdateSandboxIndividualDto } from './dto/sandbox-person.dto';
 import { RunSandboxPaymentDto } from './dto/run-sandbox-payment.dto';
 import { UpdateSandboxCompanyDto } from './dto/update-sandbox-company.dto';
@@ -11,6 +13,20 @@ import { SandboxPayrollService } from './sandbox-payroll.service';
 
 /** Most individuals one `POST /sandbox/directory` adds. */
 export const MAX_NEW_INDIVIDUALS = 1_000;
+
+/** The sync an edit started, in its answer: fields of an object body, and headers (the directory's body is an array). */
+export interface EditSyncFields {
+  sync_job_id?: string | null;
+  sync_status?: string;
+}
+
+const SYNC_HEADERS = {
+  'Sync-Job-Id': { description: 'The data sync that shows this edit in synced reads', schema: { type: 'string', format: 'uuid' } },
+  'Sync-Status': { description: 'That sync’s status when the edit answered', schema: { type: 'string' } },
+};
+const SYNC_NOTE =
+  'On an entity that has synced, the edit starts a data sync (outside the refresh quota) and waits for it, so reads show the edit: ' +
+  'the answer adds `sync_job_id` and `sync_status` (`complete`, or the status it had when the wait ran out)';
 
 /**
  * Edits of a sandbox employer, as if made in the provider's own payroll system. They take the
@@ -21,62 +37,94 @@ export const MAX_NEW_INDIVIDUALS = 1_000;
 @ApiBearerAuth('access-token')
 @Controller('sandbox')
 export class SandboxPayrollController {
-  constructor(private readonly sandbox: SandboxPayrollService) {}
+  constructor(
+    private readonly sandbox: SandboxPayrollService,
+    private readonly editSyncs: SandboxEditSyncs,
+  ) {}
 
   @Put('company')
   @RequiresAccessToken()
-  @ApiOperation({ summary: 'Update the sandbox company (any subset of its fields; lists are replaced)' })
-  @ApiOkResponse({ description: 'The whole company after the update' })
-  updateCompany(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity, @Body() body: UpdateSandboxCompanyDto) {
-    return this.sandbox.updateCompany(connection, entity, body);
+  @ApiOperation({ summary: 'Update the sandbox company (any subset of its fields; lists are replaced)', description: SYNC_NOTE })
+  @ApiOkResponse({ description: 'The whole company after the update', headers: SYNC_HEADERS })
+  async updateCompany(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Body() body: UpdateSandboxCompanyDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return this.synced(connection, entity, reply, await this.sandbox.updateCompany(connection, entity, body));
   }
 
   @Post('directory')
   @HttpCode(200)
   @RequiresAccessToken()
-  @ApiOperation({ summary: `Add 1–${MAX_NEW_INDIVIDUALS} individuals with their employment to the sandbox employer` })
+  @ApiOperation({
+    summary: `Add 1–${MAX_NEW_INDIVIDUALS} individuals with their employment to the sandbox employer`,
+    description: `${SYNC_NOTE}; the body being an array, they come as the Sync-Job-Id and Sync-Status headers only`,
+  })
   @ApiBody({ type: [NewSandboxIndividualDto], description: 'A bare JSON array' })
-  @ApiOkResponse({ description: 'The created records, with the ids minted for them' })
-  addIndividuals(
+  @ApiOkResponse({ description: 'The created records, with the ids minted for them', headers: SYNC_HEADERS })
+  async addIndividuals(
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Body(new ArrayBodyPipe(NewSandboxIndividualDto, { min: 1, max: MAX_NEW_INDIVIDUALS })) body: NewSandboxIndividualDto[],
+    @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return this.sandbox.addIndividuals(connection, entity, body);
+    return this.synced(connection, entity, reply, await this.sandbox.addIndividuals(connection, entity, body));
   }
 
   @Put('individual/:individual_id')
   @RequiresAccessToken()
-  @ApiOperation({ summary: 'Update a sandbox individual (any subset of its fields)' })
-  @ApiOkResponse({ description: 'The individual after the update' })
-  updateIndividual(
+  @ApiOperation({ summary: 'Update a sandbox individual (any subset of its fields)', description: SYNC_NOTE })
+  @ApiOkResponse({ description: 'The individual after the update', headers: SYNC_HEADERS })
+  async updateIndividual(
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Param('individual_id') individualId: string,
     @Body() body: UpdateSandboxIndividualDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return this.sandbox.updateIndividual(connection, entity, individualId, body);
+    return this.synced(connection, entity, reply, await this.sandbox.updateIndividual(connection, entity, individualId, body));
   }
 
   @Put('employment/:individual_id')
   @RequiresAccessToken()
-  @ApiOperation({ summary: 'Update a sandbox employment; terminate with end_date and is_active: false' })
-  @ApiOkResponse({ description: 'The employment after the update' })
-  updateEmployment(
+  @ApiOperation({ summary: 'Update a sandbox employment; terminate with end_date and is_active: false', description: SYNC_NOTE })
+  @ApiOkResponse({ description: 'The employment after the update', headers: SYNC_HEADERS })
+  async updateEmployment(
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Param('individual_id') individualId: string,
     @Body() body: UpdateSandboxEmploymentDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return this.sandbox.updateEmployment(connection, entity, individualId, body);
+    return this.synced(connection, entity, reply, await this.sandbox.updateEmployment(connection, entity, individualId, body));
   }
 
   @Post('payment')
   @HttpCode(200)
   @RequiresAccessToken()
-  @ApiOperation({ summary: 'Run one pay period for every active employee, with their enrollments in force' })
-  @ApiOkResponse({ description: '{ payment_id, pay_date }' })
-  runPayment(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity, @Body() body: RunSandboxPaymentDto) {
-    return this.sandbox.runPayment(connection, entity, body?.pay_date ?? undefined);
+  @ApiOperation({ summary: 'Run one pay period for every active employee, with their enrollments in force', description: SYNC_NOTE })
+  @ApiOkResponse({ description: '{ payment_id, pay_date }, with sync_job_id and sync_status after a sync', headers: SYNC_HEADERS })
+  async runPayment(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Body() body: RunSandboxPaymentDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return this.synced(connection, entity, reply, await this.sandbox.runPayment(connection, entity, body?.pay_date ?? undefined));
   }
+
+  /** Starts the sync that shows the edit in synced reads, and tells the client which it is. */
+  private async synced<T extends object>(connection: Connection, entity: ConnectionEntity, reply: FastifyReply, answer: T): Promise<T & EditSyncFields> {
+    const sync = await this.editSyncs.afterEdit(connection, entity.id);
+    if (!sync) return answer;
+    setSyncHeaders(reply, sync);
+    return Array.isArray(answer) ? answer : { ...answer, sync_job_id: sync.jobId, sync_status: sync.status };
+  }
+}
+
+function setSyncHeaders(reply: FastifyReply, sync: EditSync): void {
+  if (sync.jobId !== null) void reply.header('sync-job-id', sync.jobId);
+  void reply.header('sync-status', sync.status);
 }

@@ -1,12 +1,15 @@
 import { Module } from '@nestjs/common';
+import { SyncModule } from '../sync/sync.module';
 import { SandboxPayrollController } from './sandbox-payroll.controller';
 import { SandboxPayrollService } from './sandbox-payroll.service';
 
 /**
  * Sandbox edits of the sandbox payroll system (company, directory, individual, employment,
- * payment). The store comes from the global ProviderAdaptersModule.
+ * payment). The store comes from the global ProviderAdaptersModule; the sync that shows an edit
+ * in synced reads, from SyncModule.
  */
 @Module({
+  imports: [SyncModule],
   controllers: [SandboxPayrollController],
   providers: [SandboxPayrollService],
 })

@@ -32,8 +32,8 @@ export type SandboxPersonRecord = IndividualRecord & Omit<EmploymentRecord, 'id'
 /**
  * The sandbox edits: changes a developer makes to their sandbox employer, as if made in the
  * provider's own payroll system. They act on the store directly (no provider latency) and show
- * at once in live reads, which read the same store, and in synced reads after the next sync.
- * Only sandbox connections may edit.
+ * at once in live reads, which read the same store, and in synced reads once the sync the edit
+ * starts completes (SandboxEditSyncs, called by the controller). Only sandbox connections may edit.
  */
 @Injectable()
 export class SandboxPayrollService {
@@ -96,7 +96,7 @@ export class SandboxPayrollService {
           phone_numbers: (person.phone_numbers ?? []).map((p) => ({ ...p })),
           gender: person.gender ?? 'decline_to_specify',
           ethnicity: person.ethnicity ?? 'decline_to_specify',
-          marital_status: person.marital_status ?? 'decline_to_specify',
+          marital_status: person.marital_status ?? 'unknown',
           dob: person.dob,
           // People mostly live where they work; the state of residence decides state income tax.
           // Never stored without a location: throwIfProblems below stops the request first.

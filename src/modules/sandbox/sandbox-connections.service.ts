@@ -85,8 +85,11 @@ export class SandboxConnectionsService {
     });
     return {
       connection_id: existing.id,
+      // The first entity, as on creating the connection.
+      entity_id: existing.entities[0].id,
       company_id: existing.companyId,
       account_id: existing.accountId,
+      provider_id: existing.providerId,
       authentication_type: authenticationType,
       products,
       access_token: accessToken,
@@ -103,8 +106,10 @@ export class SandboxConnectionsService {
     });
     return {
       connection_id: connection.id,
+      entity_id: connection.entities[0].id,
       company_id: connection.companyId,
       account_id: connection.accountId,
+      provider_id: connection.providerId,
       authentication_type: connection.authenticationType,
       products: connection.products,
       connection_status: status,

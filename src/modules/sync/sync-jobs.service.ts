@@ -11,6 +11,7 @@ import { DomainError, invalidRequest, notFound } from '../../domain/shared/domai
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
+import { SANDBOX_EDIT_TRIGGER } from './sandbox-edit-syncs.service';
 import {
   SandboxJobConfiguration,
   SandboxJobConfigurationsRepository,
@@ -117,7 +118,10 @@ export class SyncJobsService {
 
   private async quotaAt(connectionId: string, now: Date, manager?: EntityManager): Promise<RefreshQuota> {
     const window = refreshWindowOf(now);
-    const used = await this.jobs.countCreated(connectionId, DATA_SYNC_ALL, window.start, window.end, manager);
+    // The syncs sandbox edits start are the service's doing, not refreshes the client asked for.
+    const used = await this.jobs.countCreated(connectionId, DATA_SYNC_ALL, window.start, window.end, manager, {
+      exceptTrigger: SANDBOX_EDIT_TRIGGER,
+    });
     return refreshQuotaOf(this.config.SANDBOX_REFRESHES_PER_HOUR, used, window);
   }
 

@@ -6,16 +6,20 @@ import { JobsModule } from '../jobs/jobs.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { DataSyncHandler } from './data-sync.handler';
 import { JobsController } from './jobs.controller';
+import { SandboxEditSyncs } from './sandbox-edit-syncs.service';
 import { SandboxJobConfigurationsRepository } from './sandbox-job-configurations.repository';
 import { SandboxJobsController } from './sandbox-jobs.controller';
 import { SyncJobsService } from './sync-jobs.service';
 
-/** Data syncs and jobs: /jobs/automated, /sandbox/jobs, and the `data_sync_all` job handler. */
+/**
+ * Data syncs and jobs: /jobs/automated, /sandbox/jobs, the `data_sync_all` job handler, and the
+ * syncs sandbox edits start.
+ */
 @Module({
   imports: [AuthModule, ProvidersModule, JobsModule],
   controllers: [JobsController, SandboxJobsController],
-  providers: [SyncJobsService, SandboxJobConfigurationsRepository, EmployerDataRepository, DataSyncHandler],
-  exports: [SyncJobsService, EmployerDataRepository],
+  providers: [SyncJobsService, SandboxEditSyncs, SandboxJobConfigurationsRepository, EmployerDataRepository, DataSyncHandler],
+  exports: [SyncJobsService, SandboxEditSyncs, EmployerDataRepository],
 })
 export class SyncModule implements OnModuleInit {
   constructor(

@@ -81,6 +81,9 @@ describeWithPostgres('Assisted work', () => {
       expect(['complete', 'error']).toContain(res.body.status);
       return res.body;
     });
+  /** The per-individual results in a manual job's body (each element also carries the job's outcome). */
+  const resultsOf = (body: { individual_id: string; code: number; message?: string }[]) =>
+    body.map(({ individual_id, code, message }) => ({ individual_id, code, ...(message === undefined ? {} : { message }) }));
   const eventsOf = async (type: string) =>
     (await dataSource.query(`SELECT payload FROM outbox_messages WHERE type = $1 ORDER BY id`, [`${type}.v1`])).map(
       (r: { payload: { data: Record<string, unknown> } }) => r.payload,
@@ -188,7 +191,7 @@ describeWithPostgres('Assisted work', () => {
     expect(await manualJobSettled(job.id)).toEqual({
       job_id: job.id,
       status: 'complete',
-      body: { benefit_id: benefitId, note: 'Set up in the provider portal', error: null },
+      body: [{ benefit_id: benefitId, note: 'Set up in the provider portal', error: null }],
     });
     expect(await provider.benefit(ref, benefitId)).toEqual(params);
     expect(await eventsOf('OpsTaskCompleted')).toContainEqual(
@@ -240,21 +243,17 @@ describeWithPostgres('Assisted work', () => {
     expect(settled).toEqual({
       job_id: jobId,
       status: 'complete',
-      body: {
-        benefit_id: benefitId,
-        note: null,
-        error: null,
-        individuals: [
-          { individual_id: now1, code: 200 },
-          { individual_id: now2, code: 200 },
-          { individual_id: stranger, code: 404, message: expect.any(String) },
-          { individual_id: later, code: 200 },
-        ],
-      },
+      // One element per individual, each with the job's outcome.
+      body: [
+        { benefit_id: benefitId, note: null, error: null, individual_id: now1, code: 200 },
+        { benefit_id: benefitId, note: null, error: null, individual_id: now2, code: 200 },
+        { benefit_id: benefitId, note: null, error: null, individual_id: stranger, code: 404, message: expect.any(String) },
+        { benefit_id: benefitId, note: null, error: null, individual_id: later, code: 200 },
+      ],
     });
     const enrollment = { job_id: jobId, benefit_id: benefitId, operation: 'enroll' };
     expect(await enrollmentEventsOfJob(jobId)).toEqual([
-      { type: 'EnrollmentGroupProcessed', data: { ...enrollment, effective_date: '2026-07-02', succeeded: 2, failed: 1, results: settled.body.individuals.slice(0, 3) } },
+      { type: 'EnrollmentGroupProcessed', data: { ...enrollment, effective_date: '2026-07-02', succeeded: 2, failed: 1, results: resultsOf(settled.body).slice(0, 3) } },
       { type: 'EnrollmentGroupProcessed', data: { ...enrollment, effective_date: '2026-08-01', succeeded: 1, failed: 0, results: [{ individual_id: later, code: 200 }] } },
       { type: 'EnrollmentJobCompleted', data: { ...enrollment, status: 'complete', succeeded: 3, failed: 1 } },
     ]);
@@ -284,10 +283,10 @@ describeWithPostgres('Assisted work', () => {
     expect(out.status).toBe(200);
     expect((await ops(`/ops/api/tasks/${(await taskOf(out.body.job_id)).task_id}/complete`)).status).toBe(200);
     const ended = await manualJobSettled(out.body.job_id);
-    expect(ended).toMatchObject({ status: 'complete', body: { individuals: [{ individual_id: now2, code: 200 }, { individual_id: stranger, code: 404 }] } });
+    expect(ended).toMatchObject({ status: 'complete', body: [{ individual_id: now2, code: 200 }, { individual_id: stranger, code: 404 }] });
     const unenrollment = { job_id: out.body.job_id, benefit_id: benefitId, operation: 'unenroll' };
     expect(await enrollmentEventsOfJob(out.body.job_id)).toEqual([
-      { type: 'EnrollmentGroupProcessed', data: { ...unenrollment, effective_date: '2026-08-01', succeeded: 1, failed: 1, results: ended.body.individuals } },
+      { type: 'EnrollmentGroupProcessed', data: { ...unenrollment, effective_date: '2026-08-01', succeeded: 1, failed: 1, results: resultsOf(ended.body) } },
       { type: 'EnrollmentJobCompleted', data: { ...unenrollment, status: 'complete', succeeded: 1, failed: 1 } },
     ]);
     expect(await inForce('2026-08-01')).toEqual([now1, later].sort());
@@ -313,7 +312,7 @@ describeWithPostgres('Assisted work', () => {
     const update = await open({ type: 'benefit_update', params: { benefit_id: unknownBenefit, description: 'nope' } });
     expect((await ops(`/ops/api/tasks/${(await taskOf(update.id)).task_id}/complete`)).status).toBe(200);
     const settled = await manualJobSettled(update.id);
-    expect(settled).toMatchObject({ status: 'error', body: { benefit_id: unknownBenefit, error: expect.stringContaining(unknownBenefit) } });
+    expect(settled).toMatchObject({ status: 'error', body: [{ benefit_id: unknownBenefit, error: expect.stringContaining(unknownBenefit) }] });
     expect(await enrollmentEventsOfJob(update.id)).toEqual([]);
 
     // The employer removed the plan in the provider's portal: an enrollment is refused as a whole.
@@ -323,9 +322,9 @@ describeWithPostgres('Assisted work', () => {
     const enroll = await api(`/employer/benefits/${benefitId}/individuals`, [{ individual_id: person, configuration: FIVE_PERCENT }]);
     expect((await ops(`/ops/api/tasks/${(await taskOf(enroll.body.job_id)).task_id}/complete`)).status).toBe(200);
     const refused = await manualJobSettled(enroll.body.job_id);
-    expect(refused).toMatchObject({ status: 'error', body: { error: expect.stringMatching(/refused/), individuals: [{ individual_id: person, code: expect.any(Number) }] } });
+    expect(refused).toMatchObject({ status: 'error', body: [{ error: expect.stringMatching(/refused/), individual_id: person, code: expect.any(Number) }] });
     expect(await eventsOf('OpsTaskCompleted')).toContainEqual(
-      expect.objectContaining({ data: expect.objectContaining({ job_id: enroll.body.job_id, job_status: 'error', error: refused.body.error }) }),
+      expect.objectContaining({ data: expect.objectContaining({ job_id: enroll.body.job_id, job_status: 'error', error: refused.body[0].error }) }),
     );
     expect((await enrollmentEventsOfJob(enroll.body.job_id)).map((e) => e.type)).toEqual(['EnrollmentGroupProcessed', 'EnrollmentJobFailed']);
   });
@@ -336,13 +335,13 @@ describeWithPostgres('Assisted work', () => {
     const res = await api(`/employer/benefits/${benefitId}/individuals`, strangers.map((id) => ({ individual_id: id, configuration: FIVE_PERCENT })));
     expect((await ops(`/ops/api/tasks/${(await taskOf(res.body.job_id)).task_id}/complete`)).status).toBe(200);
     const settled = await manualJobSettled(res.body.job_id);
-    expect(settled).toMatchObject({ status: 'error', body: { error: 'No individual could be enrolled' } });
+    expect(settled).toMatchObject({ status: 'error', body: strangers.map(() => ({ error: 'No individual could be enrolled' })) });
     const enrollment = { job_id: res.body.job_id, benefit_id: benefitId, operation: 'enroll' };
     expect(await enrollmentEventsOfJob(res.body.job_id)).toEqual([
-      { type: 'EnrollmentGroupProcessed', data: { ...enrollment, effective_date: '2026-07-02', succeeded: 0, failed: 2, results: settled.body.individuals } },
+      { type: 'EnrollmentGroupProcessed', data: { ...enrollment, effective_date: '2026-07-02', succeeded: 0, failed: 2, results: resultsOf(settled.body) } },
       { type: 'EnrollmentJobFailed', data: { ...enrollment, status: 'error', succeeded: 0, failed: 2 } },
     ]);
-    expect(settled.body.individuals.map((r: { code: number }) => r.code)).toEqual([404, 404]);
+    expect(settled.body.map((r: { code: number }) => r.code)).toEqual([404, 404]);
   });
 
   it('an apply whose runs keep dying ends the enrollment in error, with its events', async () => {
@@ -374,7 +373,7 @@ describeWithPostgres('Assisted work', () => {
     expect(settled).toMatchObject({
       job_id: jobId,
       status: 'error',
-      body: { benefit_id: benefitId, error: expect.stringContaining(`Gave up after ${maxAttempts} runs`), individuals: [{ individual_id: person, code: 500 }] },
+      body: [{ benefit_id: benefitId, error: expect.stringContaining(`Gave up after ${maxAttempts} runs`), individual_id: person, code: 500 }],
     });
     const [apply] = await dataSource.query(`SELECT status, result FROM jobs WHERE id = $1`, [applyId]);
     expect(apply).toEqual({ status: 'complete', result: { task_id: opened.task_id, manual_job_id: jobId } });
@@ -385,7 +384,7 @@ describeWithPostgres('Assisted work', () => {
       'EnrollmentJobFailed',
       'OpsTaskCompleted',
     ]);
-    expect((await eventsOfJob(jobId))[4].data).toMatchObject({ task_id: opened.task_id, job_status: 'error', error: settled.body.error });
+    expect((await eventsOfJob(jobId))[4].data).toMatchObject({ task_id: opened.task_id, job_status: 'error', error: settled.body[0].error });
   });
 
   it('failing a task ends the work at once with the note: every individual refused, the job in error', async () => {
@@ -400,12 +399,16 @@ describeWithPostgres('Assisted work', () => {
     expect((await manualJob(jobId)).body).toEqual({
       job_id: jobId,
       status: 'error',
-      body: {
-        benefit_id: benefitId,
-        note: 'Plan is closed to new enrollments',
-        error: 'Plan is closed to new enrollments',
-        individuals: [{ individual_id: person, code: 422, message: 'Plan is closed to new enrollments' }],
-      },
+      body: [
+        {
+          benefit_id: benefitId,
+          note: 'Plan is closed to new enrollments',
+          error: 'Plan is closed to new enrollments',
+          individual_id: person,
+          code: 422,
+          message: 'Plan is closed to new enrollments',
+        },
+      ],
     });
     const [row] = await dataSource.query(`SELECT status FROM enrollments WHERE benefit_id = $1`, [benefitId]);
     expect(row.status).toBe('error');
@@ -424,7 +427,7 @@ describeWithPostgres('Assisted work', () => {
     // Benefit work failed the same way ends its manual job; it has no enrollment event.
     const update = await open({ type: 'benefit_update', params: { benefit_id: benefitId, description: 'Never' } });
     expect((await ops(`/ops/api/tasks/${(await taskOf(update.id)).task_id}/fail`, { note: 'No' })).status).toBe(200);
-    expect((await manualJob(update.id)).body).toEqual({ job_id: update.id, status: 'error', body: { benefit_id: benefitId, note: 'No', error: 'No' } });
+    expect((await manualJob(update.id)).body).toEqual({ job_id: update.id, status: 'error', body: [{ benefit_id: benefitId, note: 'No', error: 'No' }] });
     expect((await eventsOfJob(update.id)).map((e) => e.type)).toEqual(['OpsTaskOpened', 'OpsTaskFailed']);
   });
 });
@@ -476,8 +479,8 @@ describeWithPostgres('Assisted work while the provider is down', () => {
       service.app.get(JobSignal).nudge();
       runs++;
     }
-    const body = (await manualJob()).body;
-    expect(body.error).toMatch(new RegExp(`could not be reached in ${runs} attempts`));
+    const [outcome] = (await manualJob()).body;
+    expect(outcome.error).toMatch(new RegExp(`could not be reached in ${runs} attempts`));
     expect(runs).toBeGreaterThan(5);
     expect(nextAttemptAt(clock.now(), runs, policy, firstRun)).toBeUndefined();
   });

@@ -150,5 +150,6 @@ export const MARITAL_STATUSES: readonly (readonly [string, number])[] = [
   ['married', 45],
   ['divorced', 9],
   ['widowed', 2],
-  ['decline_to_specify', 4],
+  // The public document's name for a status not given; `decline_to_specify` is gender's and ethnicity's.
+  ['unknown', 4],
 ];

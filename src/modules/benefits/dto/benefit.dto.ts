@@ -16,9 +16,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Benefit } from '../../../domain/benefits/benefit';
-import { MAX_BASIS_POINTS, MAX_MATCH_TIERS } from '../../../domain/benefits/company-match';
+import { COMPANY_MATCH_TYPES, MAX_BASIS_POINTS, MAX_MATCH_TIERS } from '../../../domain/benefits/company-match';
 import { BENEFIT_FREQUENCIES, BENEFIT_TYPES, BenefitFrequency, BenefitType } from '../../../domain/providers/provider';
-import { NoNulCharacters } from '../../employer/dto/no-nul-characters.validator';
 
 const typeMessage = `type must be one of: ${BENEFIT_TYPES.join(', ')}`;
 const frequencyMessage = `frequency must be one of: ${BENEFIT_FREQUENCIES.join(', ')} or null`;
@@ -40,9 +39,9 @@ export class MatchTierDto {
 }
 
 export class CompanyMatchDto {
-  @ApiProperty({ enum: ['match'] })
-  @IsIn(['match'], { message: 'type must be match' })
-  type: 'match';
+  @ApiProperty({ enum: COMPANY_MATCH_TYPES, description: '`tiered` (the public name) is the same as `match`; either is returned as `match`' })
+  @IsIn(COMPANY_MATCH_TYPES, { message: `type must be one of: ${COMPANY_MATCH_TYPES.join(', ')}` })
+  type: (typeof COMPANY_MATCH_TYPES)[number];
 
   @ApiProperty({ type: [MatchTierDto], minItems: 1, maxItems: MAX_MATCH_TIERS })
   @IsArray()
@@ -52,6 +51,12 @@ export class CompanyMatchDto {
   @ValidateNested({ each: true })
   @Type(() => MatchTierDto)
   tiers: MatchTierDto[];
+}
+
+/** A company match as reads return it: always under the contract's name, `match`. */
+export class CompanyMatchResponse {
+  @ApiProperty({ enum: ['match'] }) type: 'match';
+  @ApiProperty({ type: [MatchTierDto] }) tiers: MatchTierDto[];
 }
 
 class BenefitFieldsDto {
@@ -64,7 +69,6 @@ class BenefitFieldsDto {
   @IsDefined({ message: 'description is required' })
   @IsString({ message: 'description must be a string' })
   @Length(1, 255, { message: 'description must be 1 to 255 characters' })
-  @NoNulCharacters()
   description: string;
 }
 
@@ -95,7 +99,6 @@ export class UpdateBenefitDto {
   @IsDefined({ message: 'description is required' })
   @IsString({ message: 'description must be a string' })
   @Length(1, 255, { message: 'description must be 1 to 255 characters' })
-  @NoNulCharacters()
   description: string;
 }
 
@@ -109,7 +112,7 @@ export class BenefitResponse {
   @ApiProperty({ enum: BENEFIT_TYPES }) type: string;
   @ApiProperty() description: string;
   @ApiProperty({ enum: BENEFIT_FREQUENCIES, nullable: true, type: String }) frequency: string | null;
-  @ApiProperty({ type: CompanyMatchDto, nullable: true }) company_contribution: { type: 'match'; tiers: { match: number; threshold: number }[] } | null;
+  @ApiProperty({ type: CompanyMatchResponse, nullable: true }) company_contribution: { type: 'match'; tiers: { match: number; threshold: number }[] } | null;
 }
 
 export const benefitView = (benefit: Pick<Benefit, 'id' | 'type' | 'description' | 'frequency' | 'companyContribution'>): BenefitResponse => ({

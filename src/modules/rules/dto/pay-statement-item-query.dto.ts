@@ -4,7 +4,6 @@ import { IsArray, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { PAY_STATEMENT_ITEM_CATEGORIES } from '../../../domain/employer/pay-statement-items';
 import { IsCalendarDate } from '../../employer/dto/calendar-date.validator';
 import { EntityScopedQueryDto, queryList } from '../../employer/dto/entity-scoped-query.dto';
-import { NoNulCharacters } from '../../employer/dto/no-nul-characters.validator';
 
 const categoryMessage = (name: string) => `each value in ${name} must be one of ${PAY_STATEMENT_ITEM_CATEGORIES.join(', ')}`;
 
@@ -36,13 +35,11 @@ export class PayStatementItemQueryDto extends EntityScopedQueryDto {
   @IsOptional()
   @IsString()
   @Length(1, 255)
-  @NoNulCharacters()
   name?: string;
 
   @ApiPropertyOptional({ description: 'Only items of this type (attributes.type, exact)' })
   @IsOptional()
   @IsString()
   @Length(1, 255)
-  @NoNulCharacters()
   type?: string;
 }

@@ -18,7 +18,6 @@ import {
 } from 'class-validator';
 import { RULE_CONDITION_FIELDS, RULE_CONDITION_OPERATORS } from '../../../domain/employer/pay-statement-item-rules';
 import { IsCalendarDate } from '../../employer/dto/calendar-date.validator';
-import { NoNulCharacters } from '../../employer/dto/no-nul-characters.validator';
 
 export const RULE_ENTITY_TYPES = ['pay_statement_item'] as const;
 export const MAX_RULE_CONDITIONS = 10;
@@ -48,7 +47,6 @@ export class RuleConditionDto {
   @ApiProperty({ minLength: 1, maxLength: 255 })
   @IsString()
   @Length(1, 255)
-  @NoNulCharacters()
   value: string;
 }
 
@@ -61,7 +59,6 @@ export class RuleAttributesDto {
   @IsDefined()
   @IsObject()
   @MaxJsonBytes(MAX_METADATA_BYTES)
-  @NoNulCharacters()
   metadata: Record<string, unknown>;
 }
 

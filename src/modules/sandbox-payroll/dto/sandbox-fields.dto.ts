@@ -20,7 +20,8 @@ export const ETHNICITIES = [
   'two_or_more_races',
   'decline_to_specify',
 ] as const;
-export const MARITAL_STATUSES = ['single', 'married', 'divorced', 'widowed', 'decline_to_specify'] as const;
+// The public document's values; `unknown` is its name for a status not given.
+export const MARITAL_STATUSES = ['single', 'married', 'divorced', 'widowed', 'domestic_partner', 'unknown'] as const;
 export const CONTACT_TYPES = ['work', 'personal'] as const;
 export const EMPLOYMENT_TYPES = ['employee', 'contractor'] as const;
 export const EMPLOYMENT_SUBTYPES = ['full_time', 'part_time', 'intern', 'temp', 'seasonal', 'individual_contractor'] as const;
