@@ -134,6 +134,19 @@ describeWithPostgres('hostile input', () => {
     });
   });
 
+  describe('lists of lists where a list of objects is expected', () => {
+    it.each([
+      ['PUT', '/sandbox/company', { departments: [[]] }, 'departments\\[0\\]'],
+      ['PUT', '/sandbox/company', { locations: [[]] }, 'locations\\[0\\]'],
+      ['POST', '/employer/individual', { requests: [[]] }, 'requests\\[0\\]'],
+    ])('%s %s %j is refused naming the element, nothing stored', async (method, path, body, field) => {
+      const before = await service.request('/sandbox/company', { headers: bearer(token) });
+      const res = await service.request(path, { ...json(body, bearer(token)), method });
+      expectErrorObject(res, 400, 'invalid_request_error', new RegExp(`${field}: must be an object, not a list`));
+      expect((await service.request('/sandbox/company', { headers: bearer(token) })).body).toEqual(before.body);
+    });
+  });
+
   describe('framework refusals', () => {
     it('answers a path that is not valid percent-encoding with the error object', async () => {
       const res = await rawRequest(service.url, 'GET /jobs/automated/%ff%fe HTTP/1.1');

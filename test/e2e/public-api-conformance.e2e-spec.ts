@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { addDays } from '../../src/infrastructure/providers/sandbox/sandbox-pay-calendar';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { ConnectSessionsService } from '../../src/modules/auth/connect-sessions.service';
 import { describeWithPostgres } from '../setup/test-env';
@@ -222,6 +225,26 @@ describeWithPostgres('wire compatibility with the public OpenAPI document', () =
     return res;
   }
 
+  /** What the public document's request schema says of a body an SDK would send. */
+  function publicRequestErrors(operation: string, body: unknown): string[] {
+    const [method, path] = operation.split(' ');
+    const document = toJsonSchema(publicDocument);
+    // The request schemas mark exclusive bounds the OpenAPI 3.0 way (`minimum` + `exclusiveMinimum: true`).
+    eachSchema(document, (schema) => {
+      for (const [exclusive, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']]) {
+        if (schema[exclusive] !== true) continue;
+        schema[exclusive] = schema[bound];
+        delete schema[bound];
+      }
+    });
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    addFormats(ajv);
+    ajv.addSchema(document, 'public');
+    const pointer = `public#/paths/${path.replace(/\//g, '~1')}/${method.toLowerCase()}/requestBody/content/application~1json/schema`;
+    const validate = ajv.compile({ $ref: pointer });
+    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+  }
+
   async function sandboxConnection(providerId: string, extra: Record<string, unknown> = {}) {
     const res = await conforming('POST /sandbox/connections', '/sandbox/connections', basic(app), 200, { provider_id: providerId, employee_size: 6, ...extra });
     return res.body as { access_token: string; connection_id: string; entity_id: string; company_id: string };
@@ -338,7 +361,7 @@ describeWithPostgres('wire compatibility with the public OpenAPI document', () =
       await automatedJobCompletes(automated.access_token, job.body.job_id);
     });
 
-    it('payroll edits: company, directory, individual, employment, payment', async () => {
+    it('payroll edits: company, directory, individual, employment, payment (its public body too)', async () => {
       const employer = await sandboxConnection('sandbox_automated');
       const token = employer.access_token;
       await conforming('PUT /sandbox/company', '/sandbox/company', token, 200, { legal_name: 'Renamed Corp' });
@@ -348,7 +371,33 @@ describeWithPostgres('wire compatibility with the public OpenAPI document', () =
       const id = added.body[0].id ?? added.body[0].individual_id;
       await conforming('PUT /sandbox/individual/{individual_id}', `/sandbox/individual/${id}`, token, 200, { preferred_name: 'Countess' });
       await conforming('PUT /sandbox/employment/{individual_id}', `/sandbox/employment/${id}`, token, 200, { title: 'Lead Analyst' });
-      await conforming('POST /sandbox/payment', '/sandbox/payment', token, 200, {});
+      const next = await conforming('POST /sandbox/payment', '/sandbox/payment', token, 200, {});
+      // The public body, as an official SDK sends it: the pay period after that run, Ada's statement as written.
+      const period = { start_date: addDays(next.body.pay_date, 1), end_date: addDays(next.body.pay_date, 14) };
+      const publicBody = {
+        ...period,
+        pay_statements: [
+          {
+            individual_id: id,
+            type: 'regular_payroll',
+            payment_method: 'direct_deposit',
+            total_hours: 80,
+            gross_pay: 346_154,
+            net_pay: 261_154,
+            earnings: [{ type: 'salary', name: 'Salary', amount: 346_154, hours: 80 }],
+            taxes: [{ type: 'federal', name: 'Federal Income Tax', employer: false, amount: 50_000 }],
+            employee_deductions: [{ type: '401k', name: '401(k)', amount: 35_000, pre_tax: true }],
+            employer_contributions: [{ type: '401k', name: '401(k) Match', amount: 17_500 }],
+          },
+        ],
+      };
+      expect(publicRequestErrors('POST /sandbox/payment', publicBody)).toEqual([]);
+      expect(publicRequestErrors('POST /sandbox/payment', { pay_statements: [{ gross_pay: 0 }] })).toEqual([
+        "/pay_statements/0 must have required property 'individual_id'",
+        '/pay_statements/0/gross_pay must be > 0',
+      ]);
+      const paid = await conforming('POST /sandbox/payment', '/sandbox/payment', token, 200, publicBody);
+      expect(paid.body.pay_date).toBe(period.end_date);
       // The person added with defaults, as the employer reads see them.
       await conforming('POST /employer/individual', '/employer/individual', token, 200, { requests: [{ individual_id: id }] });
       await conforming('POST /employer/employment', '/employer/employment', token, 200, { requests: [{ individual_id: id }] });

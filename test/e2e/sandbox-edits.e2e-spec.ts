@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { PayStatementRecord } from '../../src/domain/employer/unified-records';
 import { employerRefOf, EmployerRef } from '../../src/domain/providers/provider-port';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { ConnectionsRepository } from '../../src/infrastructure/database/repositories/connections.repository';
 import { SandboxEmployerStore } from '../../src/infrastructure/providers/sandbox/sandbox-employer.store';
-import { payPeriodOf } from '../../src/infrastructure/providers/sandbox/sandbox-pay-calendar';
+import { addDays, payPeriodOf } from '../../src/infrastructure/providers/sandbox/sandbox-pay-calendar';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, connectEmployer, createApplication } from '../utils/connect';
@@ -70,6 +71,15 @@ describeWithPostgres('sandbox edits', () => {
     const res = await read('/employer/employment', token, { requests: [{ individual_id: id }] });
     expect(res.status).toBe(200);
     return res.body.responses[0];
+  }
+
+  /** Employees paid by payroll in the period: each gets a statement in its payment. */
+  async function paidIn(fresh: SandboxEmployer, period: { start_date: string; end_date: string }) {
+    const store = service.app.get(SandboxEmployerStore);
+    const ref = await refOf(fresh.connectionId, fresh.entityId);
+    return (await store.employments(ref, await directoryIds(fresh.token)))
+      .filter((e) => e.employment.type === 'employee' && e.start_date <= period.end_date)
+      .filter((e) => (e.end_date === null ? e.is_active : e.end_date >= period.start_date));
   }
 
   function expectInvalid(res: TestResponse, ...fragments: string[]) {
@@ -511,8 +521,218 @@ describeWithPostgres('sandbox edits', () => {
       expectInvalid(await post('/sandbox/payment', { pay_date: '2026-02-30' }, fresh.token), 'pay_date must be a date YYYY-MM-DD');
       expectInvalid(await post('/sandbox/payment', { pay_date: '2027-06-03' }, fresh.token), 'at most 365 days ahead');
       expectInvalid(await post('/sandbox/payment', { pay_date: '2025-01-03' }, fresh.token), `must not be before the latest pay run (${latest})`);
-      expectInvalid(await post('/sandbox/payment', { start_date: '2026-06-01', end_date: '2026-06-14' }, fresh.token), 'start_date: unknown field');
+      expectInvalid(await post('/sandbox/payment', { payday: '2026-06-12' }, fresh.token), 'payday: unknown field');
       expect(await store.payments(ref, '0001-01-01', '9999-12-31')).toEqual(before);
+    });
+
+    describe('the public body {start_date, end_date, pay_statements}', () => {
+      const money = (amount: number) => ({ amount, currency: 'usd' });
+
+      async function statementsOf(paymentId: string, token: string) {
+        const res = await read('/employer/pay-statement', token, { requests: [{ payment_id: paymentId, limit: 1000 }] });
+        expect(res.status).toBe(200);
+        expect(res.body.responses[0].code).toBe(200);
+        return res.body.responses[0].body.pay_statements as PayStatementRecord[];
+      }
+
+      it('stores the given statements exactly as written, computes one for everyone else, and pays the period on its end date', async () => {
+        const fresh = await sandboxEmployer(12);
+        const period = { start_date: '2026-06-01', end_date: '2026-06-14' };
+        const paid = await paidIn(fresh, period);
+        expect(paid.length).toBeGreaterThanOrEqual(3);
+        const [full, minimal] = paid.map((e) => e.id);
+        const written = {
+          individual_id: full,
+          type: 'off_cycle_payroll',
+          payment_method: 'check',
+          total_hours: 80,
+          gross_pay: 400_000,
+          net_pay: 290_000,
+          earnings: [
+            { type: 'salary', name: 'Salary', amount: 380_000, hours: 80 },
+            { type: 'tips', name: 'Tips', amount: 20_000, hours: 0 },
+          ],
+          taxes: [
+            { type: 'federal', name: 'Federal Income Tax', employer: false, amount: 60_000 },
+            { type: 'fica', name: 'Social Security', employer: false, amount: 24_800 },
+            { type: 'fica', name: 'Social Security (Employer)', employer: true, amount: 24_800 },
+          ],
+          employee_deductions: [{ type: '401k', name: '401(k)', amount: 25_200, pre_tax: true }],
+          employer_contributions: [{ type: '401k', name: '401(k) Match', amount: 12_600 }],
+        };
+        // Only what the public document requires, with a bonus: the rest defaults or adds up.
+        const sparse = { individual_id: minimal.toUpperCase(), earnings: [{ type: 'bonus', name: 'Spot Bonus', amount: 50_000 }] };
+
+        const res = await post('/sandbox/payment', { ...period, pay_statements: [written, sparse] }, fresh.token);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ payment_id: expect.stringMatching(UUID_V4), pay_date: '2026-06-14' });
+
+        const payments = await read('/employer/payment?start_date=2026-06-14&end_date=2026-06-14', fresh.token);
+        expect(payments.status).toBe(200);
+        expect(payments.body).toHaveLength(1);
+        const payment = payments.body[0];
+        expect(payment).toMatchObject({ id: res.body.payment_id, pay_date: '2026-06-14', pay_period: period, pay_frequencies: ['bi_weekly'] });
+        expect(payment.individual_ids).toEqual(paid.map((e) => e.id).sort());
+
+        const statements = await statementsOf(res.body.payment_id, fresh.token);
+        expect(statements.map((s) => s.individual_id).sort()).toEqual(paid.map((e) => e.id).sort());
+        const byId = new Map(statements.map((s) => [s.individual_id, s]));
+        expect(byId.get(full)).toEqual({
+          ...written,
+          gross_pay: money(400_000),
+          net_pay: money(290_000),
+          earnings: written.earnings.map((e) => ({ ...e, currency: 'usd' })),
+          taxes: written.taxes.map((t) => ({ ...t, currency: 'usd' })),
+          employee_deductions: written.employee_deductions.map((d) => ({ ...d, currency: 'usd' })),
+          employer_contributions: written.employer_contributions.map((c) => ({ ...c, currency: 'usd' })),
+        });
+        expect(byId.get(minimal)).toEqual({
+          individual_id: minimal,
+          type: 'regular_payroll',
+          payment_method: 'direct_deposit',
+          total_hours: 0,
+          gross_pay: money(50_000),
+          net_pay: money(50_000),
+          earnings: [{ type: 'bonus', name: 'Spot Bonus', amount: 50_000, currency: 'usd', hours: null }],
+          taxes: [],
+          employee_deductions: [],
+          employer_contributions: [],
+        });
+        const computed = statements.filter((s) => s.individual_id !== full && s.individual_id !== minimal);
+        expect(computed.length).toBe(paid.length - 2);
+        for (const statement of computed) {
+          expect(statement.type).toBe('regular_payroll');
+          expect(['salary', 'wage']).toContain(statement.earnings[0].type);
+          expect(statement.gross_pay.amount).toBe(statement.earnings.reduce((sum, e) => sum + e.amount, 0));
+          expect(statement.taxes.length).toBeGreaterThan(0);
+        }
+        // The payment adds up its statements, the given ones as written.
+        const sum = (pick: (s: PayStatementRecord) => number) => statements.reduce((total, s) => total + pick(s), 0);
+        expect(payment.gross_pay).toEqual(money(sum((s) => s.gross_pay.amount)));
+        expect(payment.net_pay).toEqual(money(sum((s) => s.net_pay.amount)));
+      });
+
+      it('takes pay_date with the dates, completes two weeks from one date, and pays other periods at their frequency', async () => {
+        const fresh = await sandboxEmployer(6);
+        const hired = await post('/sandbox/directory', [newPerson({ income: { unit: 'yearly', amount: 9_000_000 } })], fresh.token);
+        expect(hired.status).toBe(200);
+        const lone = await post('/sandbox/payment', { end_date: '2026-06-14' }, fresh.token);
+        expect(lone.status).toBe(200);
+        expect(lone.body.pay_date).toBe('2026-06-14');
+        const two = await read('/employer/payment?start_date=2026-06-14&end_date=2026-06-14', fresh.token);
+        expect(two.body[0].pay_period).toEqual({ start_date: '2026-06-01', end_date: '2026-06-14' });
+
+        const month = { start_date: '2026-07-01', end_date: '2026-07-31' };
+        const monthly = await post('/sandbox/payment', { ...month, pay_date: '2026-08-03', pay_statements: [] }, fresh.token);
+        expect(monthly.status).toBe(200);
+        expect(monthly.body.pay_date).toBe('2026-08-03');
+        const payment = (await read('/employer/payment?start_date=2026-08-03&end_date=2026-08-03', fresh.token)).body[0];
+        expect(payment).toMatchObject({ pay_period: month, pay_frequencies: ['monthly'] });
+        // A month's salary is a twelfth of the year's: $90,000.00 → $7,500.00.
+        const statement = (await statementsOf(payment.id, fresh.token)).find((s) => s.individual_id === hired.body[0].id)!;
+        expect(statement.earnings).toEqual([expect.objectContaining({ type: 'salary', amount: 750_000 })]);
+
+        // pay_date alone with statements: the calendar's bi-weekly period before it.
+        const someone = hired.body[0].id;
+        const onCalendar = await post(
+          '/sandbox/payment',
+          { pay_date: '2026-08-14', pay_statements: [{ individual_id: someone, gross_pay: 1_000, earnings: [] }] },
+          fresh.token,
+        );
+        expect(onCalendar.status).toBe(200);
+        const calendar = (await read('/employer/payment?start_date=2026-08-14&end_date=2026-08-14', fresh.token)).body[0];
+        expect(calendar).toMatchObject({ pay_period: payPeriodOf('2026-08-14'), pay_frequencies: ['bi_weekly'] });
+        const given = (await statementsOf(calendar.id, fresh.token)).find((s) => s.individual_id === someone)!;
+        expect(given).toMatchObject({ gross_pay: { amount: 1_000 }, net_pay: { amount: 1_000 }, earnings: [] });
+
+        // Statements only: the next regular run, with the given one in it.
+        const next = await post('/sandbox/payment', { pay_statements: [{ individual_id: someone, gross_pay: 2_000 }] }, fresh.token);
+        expect(next.status).toBe(200);
+        expect(next.body.pay_date).toBe(addDays(calendar.pay_date, 14));
+      });
+
+      it('refuses each bad field, naming it, and writes nothing', async () => {
+        const fresh = await sandboxEmployer(8);
+        const ref = await refOf(fresh.connectionId, fresh.entityId);
+        const store = service.app.get(SandboxEmployerStore);
+        const period = { start_date: '2026-06-01', end_date: '2026-06-14' };
+        const [active, leaver] = (await paidIn(fresh, period)).map((e) => e.id);
+        expect((await put(`/sandbox/employment/${leaver}`, { end_date: '2026-05-01', is_active: false }, fresh.token)).status).toBe(200);
+        const hired = await post('/sandbox/directory', [newPerson({ employment: { type: 'contractor', subtype: 'individual_contractor' } })], fresh.token);
+        expect(hired.status).toBe(200);
+        const contractor = hired.body[0].id;
+        const before = await store.payments(ref, '0001-01-01', '9999-12-31');
+        const latest = before[before.length - 1].pay_date;
+        const ok = { individual_id: active, gross_pay: 100_000 };
+        const pay = (body: Record<string, unknown>) => post('/sandbox/payment', body, fresh.token);
+        const statement = (fields: Record<string, unknown>) => pay({ ...period, pay_statements: [{ ...ok, ...fields }] });
+        const line = (list: string, fields: Record<string, unknown>) => {
+          const base: Record<string, Record<string, unknown>> = {
+            earnings: { type: 'salary', name: 'Salary', amount: 100_000 },
+            taxes: { type: 'federal', name: 'Federal', amount: 100 },
+            employee_deductions: { type: '401k', name: '401(k)', amount: 100 },
+            employer_contributions: { type: '401k', name: 'Match', amount: 100 },
+          };
+          return statement({ [list]: [{ ...base[list], ...fields }] });
+        };
+        const unknownId = randomUUID();
+
+        expectInvalid(await pay({ start_date: '2026-6-1', end_date: '2026-06-14' }), 'start_date: start_date must be a date YYYY-MM-DD');
+        expectInvalid(await pay({ start_date: null, end_date: '2026-06-14' }), 'start_date: start_date must be a date YYYY-MM-DD');
+        expectInvalid(await pay({ start_date: '2026-06-01', end_date: '2026-02-30' }), 'end_date: end_date must be a date YYYY-MM-DD');
+        expectInvalid(await pay({ start_date: '2026-06-14', end_date: '2026-06-01' }), 'end_date: must not be before start_date (2026-06-14)');
+        expectInvalid(await pay({ start_date: '2026-06-01', end_date: '2026-06-10' }), 'end_date: the pay period must be a week', '10 days');
+        expectInvalid(await pay({ ...period, pay_date: '2026-05-31' }), 'pay_date: must be from start_date (2026-06-01) to 31 days after end_date (2026-07-15)');
+        expectInvalid(await pay({ ...period, pay_date: '2026-07-16' }), 'pay_date: must be from start_date');
+        expectInvalid(await pay({ start_date: '2027-06-01', end_date: '2027-06-14' }), 'end_date: must be at most 365 days ahead', 'paid on its end date');
+        expectInvalid(await pay({ start_date: '2025-01-01', end_date: '2025-01-14' }), `end_date: must not be before the latest pay run (${latest})`);
+        expectInvalid(await pay({ ...period, pay_statements: {} }), 'pay_statements: pay_statements must be an array');
+        expectInvalid(await pay({ ...period, pay_statements: [null] }), 'pay_statements: each value in pay_statements must be an object');
+        expectInvalid(await pay({ ...period, pay_statements: [[ok]] }), 'pay_statements: each value in pay_statements must be an object');
+        expectInvalid(
+          await pay({ ...period, pay_statements: Array.from({ length: 10_001 }, () => ok) }),
+          'pay_statements: pay_statements must contain no more than 10000 elements',
+        );
+        expectInvalid(await statement({ individual_id: 'not-a-uuid' }), 'pay_statements[0].individual_id: individual_id must be a UUID');
+        expectInvalid(await statement({ individual_id: unknownId }), `pay_statements[0].individual_id: no individual ${unknownId} at this employer`);
+        expectInvalid(await statement({ individual_id: contractor }), `pay_statements[0].individual_id: ${contractor} is a contractor`);
+        expectInvalid(await statement({ individual_id: leaver }), `pay_statements[0].individual_id: ${leaver} is not an active employee in the pay period 2026-06-01 to 2026-06-14`);
+        expectInvalid(await pay({ ...period, pay_statements: [ok, ok] }), `pay_statements[1].individual_id: ${active} already has a statement in this payment (pay_statements[0])`);
+        expectInvalid(await statement({ type: 'bonus' }), 'pay_statements[0].type: type must be one of: regular_payroll, off_cycle_payroll, one_time_payment');
+        expectInvalid(await statement({ payment_method: 'other' }), 'pay_statements[0].payment_method: payment_method must be one of: check, direct_deposit');
+        expectInvalid(await statement({ total_hours: 0 }), 'pay_statements[0].total_hours: total_hours must be a positive number');
+        expectInvalid(await statement({ total_hours: 745 }), 'pay_statements[0].total_hours: total_hours must not be greater than 744');
+        expectInvalid(await statement({ gross_pay: 12.5 }), 'pay_statements[0].gross_pay: gross_pay must be an integer number of cents');
+        expectInvalid(await statement({ gross_pay: { amount: 100, currency: 'usd' } }), 'pay_statements[0].gross_pay: gross_pay must be an integer number of cents');
+        expectInvalid(await statement({ gross_pay: 0 }), 'pay_statements[0].gross_pay: gross_pay must not be less than 1');
+        expectInvalid(await statement({ gross_pay: 100_000_000_001 }), 'pay_statements[0].gross_pay: gross_pay must not be greater than 100000000000');
+        expectInvalid(await statement({ net_pay: -1 }), 'pay_statements[0].net_pay: net_pay must not be less than 0');
+        expectInvalid(await statement({ net_pay: null }), 'pay_statements[0].net_pay: net_pay must be an integer number of cents');
+        expectInvalid(await statement({ currency: 'usd' }), 'pay_statements[0].currency: unknown field');
+        expectInvalid(await statement({ earnings: 'salary' }), 'pay_statements[0].earnings: earnings must be an array');
+        expectInvalid(await statement({ earnings: [[]] }), 'pay_statements[0].earnings: each value in earnings must be an object');
+        expectInvalid(await line('earnings', { type: 'salaryy' }), 'pay_statements[0].earnings[0].type: type must be one of: salary, wage');
+        expectInvalid(await line('earnings', { name: '' }), 'pay_statements[0].earnings[0].name: name must be longer than or equal to 1 characters');
+        expectInvalid(await line('earnings', { amount: '100' }), 'pay_statements[0].earnings[0].amount: amount must be an integer number of cents');
+        expectInvalid(await line('earnings', { hours: -1 }), 'pay_statements[0].earnings[0].hours: hours must not be less than 0');
+        expectInvalid(await line('earnings', { currency: 'eur' }), 'pay_statements[0].earnings[0].currency: currency must be usd');
+        expectInvalid(await line('taxes', { type: 'city' }), 'pay_statements[0].taxes[0].type: type must be one of: federal, fica, local, state');
+        expectInvalid(await line('taxes', { employer: 'yes' }), 'pay_statements[0].taxes[0].employer: employer must be a boolean value');
+        expectInvalid(await line('employee_deductions', { type: '401K' }), 'pay_statements[0].employee_deductions[0].type: type must be one of: 457, 401k');
+        expectInvalid(await line('employee_deductions', { pre_tax: 'true' }), 'pay_statements[0].employee_deductions[0].pre_tax: pre_tax must be a boolean value');
+        expectInvalid(await line('employer_contributions', { amount: -5 }), 'pay_statements[0].employer_contributions[0].amount: amount must not be less than 0');
+        expectInvalid(await line('employer_contributions', { plan: 'x' }), 'pay_statements[0].employer_contributions[0].plan: unknown field');
+        expectInvalid(await pay({ ...period, pay_statements: [{ individual_id: active }] }), 'pay_statements[0].gross_pay: required when the earnings do not add up to more than 0');
+        expectInvalid(
+          await statement({ gross_pay: undefined, earnings: [{ type: 'wage', name: 'Wage', amount: 100 }], taxes: [{ type: 'federal', name: 'Federal', amount: 300 }] }),
+          'pay_statements[0].net_pay: required when employee taxes and deductions are more than gross pay (-200 cents left)',
+        );
+        expectInvalid(
+          await statement({ earnings: Array.from({ length: 2 }, () => ({ type: 'bonus', name: 'Bonus', amount: 100_000_000_000 })) }),
+          'pay_statements[0].earnings: amounts add up to more than 100000000000 cents',
+        );
+        expect(await store.payments(ref, '0001-01-01', '9999-12-31')).toEqual(before);
+      });
     });
   });
 
@@ -558,6 +778,44 @@ describeWithPostgres('sandbox edits', () => {
       expect(paymentsAfter).toHaveLength(paymentsBefore.length + 1);
       expect(paymentsAfter.map((p: { id: string }) => p.id)).toContain(paid.body.payment_id);
       expect(await quota()).toEqual(quotaBefore);
+    });
+
+    it('a public-body payment answers after its sync, and synced reads show its given statement as written', async () => {
+      const fresh = await sandboxEmployer(5);
+      await syncNow(fresh.token);
+      const period = { start_date: '2026-06-01', end_date: '2026-06-14' };
+      const [someone] = (await paidIn(fresh, period)).map((e) => e.id);
+      const given = {
+        individual_id: someone,
+        gross_pay: 123_456,
+        net_pay: 100_000,
+        earnings: [{ type: 'commission', name: 'Commission', amount: 123_456, hours: null }],
+        taxes: [{ type: 'state', name: 'State', employer: false, amount: 23_456 }],
+      };
+      const paid = await post('/sandbox/payment', { ...period, pay_statements: [given] }, fresh.token);
+      expect(paid.status).toBe(200);
+      expect(paid.body).toEqual({
+        payment_id: expect.stringMatching(UUID_V4),
+        pay_date: '2026-06-14',
+        sync_job_id: expect.stringMatching(UUID_V4),
+        sync_status: 'complete',
+      });
+      const payments = (await read('/employer/payment?start_date=2026-06-14&end_date=2026-06-14', fresh.token)).body;
+      expect(payments).toEqual([expect.objectContaining({ id: paid.body.payment_id, pay_period: period })]);
+      const statements = await read('/employer/pay-statement', fresh.token, { requests: [{ payment_id: paid.body.payment_id }] });
+      const statement = statements.body.responses[0].body.pay_statements.find((s: { individual_id: string }) => s.individual_id === someone);
+      expect(statement).toEqual({
+        individual_id: someone,
+        type: 'regular_payroll',
+        payment_method: 'direct_deposit',
+        total_hours: 0,
+        gross_pay: { amount: 123_456, currency: 'usd' },
+        net_pay: { amount: 100_000, currency: 'usd' },
+        earnings: [{ type: 'commission', name: 'Commission', amount: 123_456, currency: 'usd', hours: null }],
+        taxes: [{ type: 'state', name: 'State', employer: false, amount: 23_456, currency: 'usd' }],
+        employee_deductions: [],
+        employer_contributions: [],
+      });
     });
   });
 

@@ -146,7 +146,23 @@ export const ROUTES: FuzzRoute[] = [
   { method: 'POST', path: '/sandbox/directory', auth: 'bearer', body: 'json', valid: () => [person()] },
   { method: 'PUT', path: '/sandbox/individual/:individual_id', auth: 'bearer', body: 'json', ids: { individual_id: (t) => t.employer.individualIds }, valid: () => ({ first_name: 'Grace', dob: null }) },
   { method: 'PUT', path: '/sandbox/employment/:individual_id', auth: 'bearer', body: 'json', ids: { individual_id: (t) => t.employer.individualIds }, valid: () => ({ title: 'Engineer' }) },
-  { method: 'POST', path: '/sandbox/payment', auth: 'bearer', body: 'json', valid: () => ({}) },
+  {
+    method: 'POST',
+    path: '/sandbox/payment',
+    auth: 'bearer',
+    body: 'json',
+    // The public body without dates (the next regular run), so mutations reach the nested statement.
+    valid: (t) => ({
+      pay_statements: first(t.employer.individualIds).map((id) => ({
+        individual_id: id,
+        payment_method: 'check',
+        earnings: [{ type: 'bonus', name: 'Bonus', amount: 10_000, hours: null }],
+        taxes: [{ type: 'federal', name: 'Federal Income Tax', employer: false, amount: 2_200 }],
+        employee_deductions: [{ type: '401k', name: '401(k)', amount: 500, pre_tax: true }],
+        employer_contributions: [{ type: '401k', name: 'Match', amount: 250 }],
+      })),
+    }),
+  },
   { method: 'POST', path: '/sandbox/jobs', auth: 'bearer', disposable: true, body: 'json', valid: () => ({ type: 'data_sync_all' }) },
   { method: 'GET', path: '/sandbox/jobs/configuration', auth: 'bearer' },
   { method: 'PUT', path: '/sandbox/jobs/configuration', auth: 'bearer', disposable: true, body: 'json', valid: () => ({ type: 'data_sync_all', completion_status: 'complete' }) },

@@ -1,10 +1,11 @@
-import { computePayStatement, emptyYearToDate, payPeriodsPerYear } from './pay-statement-calculator';
+import { computePayStatement, emptyYearToDate, payPeriodsPerYear, yearToDateAfterWritten } from './pay-statement-calculator';
 import type {
   BenefitType,
   EnrollmentInForce,
   FixedOrPercent,
   PayStatementInput,
   PayStatementResult,
+  WrittenPayStatement,
   YearToDate,
 } from './payroll.types';
 
@@ -797,5 +798,88 @@ describe('payPeriodsPerYear', () => {
     expect(payPeriodsPerYear('bi_weekly')).toBe(26);
     expect(payPeriodsPerYear('semi_monthly')).toBe(24);
     expect(payPeriodsPerYear('monthly')).toBe(12);
+  });
+});
+
+describe('yearToDateAfterWritten', () => {
+  /** $3,000.00 gross, paid as written on 13 Mar 2026. */
+  function written(overrides: Partial<WrittenPayStatement> = {}): WrittenPayStatement {
+    return { kind: 'regular_payroll', grossPay: 300_000, employeeDeductions: [], employerContributions: [], ...overrides };
+  }
+  const after = (statement: WrittenPayStatement, enrollments: EnrollmentInForce[] = [], carried: YearToDate | null = null, payDate = '2026-03-13') =>
+    yearToDateAfterWritten({ payDate, statement, enrollments, yearToDate: carried });
+
+  it('counts a written deferral against 402(g) and its enrollment, so the next computed statement stops at the limit', () => {
+    // $23,900 deferred as written (over any election: it is what was paid); the limit is
+    // $24,500, so the next computed $1,000 election takes the $600 left.
+    const plan = enrollment({ employeeDeduction: fixed(100_000) });
+    const totals = after(written({ employeeDeductions: [{ name: '401(k) Plan', amount: 2_390_000, preTax: true, type: '401k' }] }), [plan]);
+    expect(totals).toMatchObject({ year: 2026, electiveDeferrals: 2_390_000, employeeByBenefit: { 'benefit-401k': 2_390_000 } });
+    const next = computePayStatement(regularRun({ payDate: '2026-03-27', enrollments: [plan], yearToDate: totals }));
+    expect(deduction(next, '401(k) Plan')).toBe(60_000);
+    expect(next.yearToDate.electiveDeferrals).toBe(2_450_000);
+  });
+
+  it('matches a line to the enrollment of its type and name; other typed lines count against their limit only, untyped ones against none', () => {
+    const traditional = enrollment({ benefitId: 'b-trad', description: 'Traditional 401(k)' });
+    const second = enrollment({ benefitId: 'b-second', description: 'Second 401(k)' });
+    const totals = after(
+      written({
+        employeeDeductions: [
+          { name: 'Second 401(k)', amount: 10_000, preTax: true, type: '401k' },
+          { name: 'Old plan', amount: 5_000, preTax: true, type: '403b' },
+          { name: 'Union dues', amount: 2_000, preTax: false, type: null },
+          { name: 'HSA', amount: 7_000, preTax: true, type: 'hsa_pre' },
+        ],
+        employerContributions: [
+          { name: 'HSA', amount: 3_000, type: 'hsa_pre' },
+          { name: 'Match', amount: 4_000, type: '401k' },
+        ],
+      }),
+      [traditional, second],
+    );
+    expect(totals.employeeByBenefit).toEqual({ 'b-second': 10_000 });
+    expect(totals.electiveDeferrals).toBe(15_000);
+    // The HSA limit covers employee and employer money together.
+    expect(totals.hsaTotal).toBe(10_000);
+  });
+
+  it('grows FICA wages by gross less the pre-tax deductions FICA exempts, Social Security up to the wage base', () => {
+    // $3,000 gross; Section 125 $200 and an untyped pre-tax $50 are FICA-exempt, the
+    // traditional 401(k) $300 is not: FICA wages $2,750. $1,000 of wage base left.
+    const totals = after(
+      written({
+        employeeDeductions: [
+          { name: 'Medical', amount: 20_000, preTax: true, type: 's125_medical' },
+          { name: 'Parking', amount: 5_000, preTax: true, type: null },
+          { name: '401(k) Plan', amount: 30_000, preTax: true, type: '401k' },
+          { name: 'Roth', amount: 1_000, preTax: false, type: '401k_roth' },
+        ],
+      }),
+      [],
+      yearToDate(2026, { socialSecurityWages: 18_350_000, medicareWages: 18_350_000 }),
+    );
+    expect(totals.medicareWages).toBe(18_350_000 + 275_000);
+    expect(totals.socialSecurityWages).toBe(18_450_000);
+  });
+
+  it('takes a monthly deduction for its month on a regular statement, not on an off-cycle one', () => {
+    const dental = benefit('b-dental', 's125_dental', 'Dental', fixed(4_000));
+    const monthly = { ...dental, frequency: 'monthly' as const };
+    const line = { name: 'Dental', amount: 4_000, preTax: true, type: 's125_dental' as const };
+    const regular = after(written({ employeeDeductions: [line] }), [monthly]);
+    expect(regular.monthlyDeductionMonths).toEqual({ 'b-dental': 3 });
+    const sameMonth = computePayStatement(regularRun({ payDate: '2026-03-27', enrollments: [monthly], yearToDate: regular }));
+    expect(deduction(sameMonth, 'Dental')).toBeUndefined();
+    const offCycle = after(written({ kind: 'off_cycle_payroll', employeeDeductions: [line] }), [monthly]);
+    expect(offCycle.monthlyDeductionMonths).toEqual({});
+  });
+
+  it('starts a new year from zero, and refuses amounts that are not non-negative integers', () => {
+    const december = yearToDate(2025, { electiveDeferrals: 2_350_000, employeeByBenefit: { 'benefit-401k': 2_350_000 } });
+    const totals = after(written({ employeeDeductions: [{ name: '401(k) Plan', amount: 1_000, preTax: true, type: '401k' }] }), [enrollment({})], december, '2026-01-09');
+    expect(totals).toMatchObject({ year: 2026, electiveDeferrals: 1_000, employeeByBenefit: { 'benefit-401k': 1_000 } });
+    expect(() => after(written({ grossPay: -1 }))).toThrow(RangeError);
+    expect(() => after(written({ employerContributions: [{ name: 'X', amount: 1.5, type: null }] }))).toThrow(RangeError);
   });
 });

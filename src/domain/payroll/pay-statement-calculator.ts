@@ -4,11 +4,13 @@ import { companyMatchOf } from './company-match';
 import { irsLimitsFor, type IrsLimits } from './irs-limits';
 import { computePayrollTaxes, type PayrollTaxes, type TaxableWages } from './payroll-taxes';
 import type {
+  BenefitType,
   ComputedPayStatement,
   EarningLine,
   EnrollmentInForce,
   PayStatementInput,
   PayStatementResult,
+  WrittenPayStatement,
   YearToDate,
 } from './payroll.types';
 
@@ -90,6 +92,69 @@ export function computePayStatement(input: PayStatementInput): PayStatementResul
     medicareWages: taxableWagesOf(grossPay, enrollments, deductions).fica,
   });
   return { statement, yearToDate };
+}
+
+/**
+ * The running totals after a statement given as written rather than computed. It is what was
+ * paid: nothing in it is capped or refused, but the statements computed after it count it.
+ * Each deduction counts against the IRS limit of its type (employer HSA money too); it also
+ * counts against the annual maximum of the enrollment in force it matches (same type, and the
+ * same name where one has it) and, on a regular statement, takes that enrollment's monthly or
+ * one-time deduction. Social Security and Medicare wages grow by gross pay less the pre-tax
+ * deductions FICA exempts (a pre-tax deduction without a type is taken as custom pre-tax).
+ */
+export function yearToDateAfterWritten(input: {
+  payDate: string;
+  statement: WrittenPayStatement;
+  enrollments: readonly EnrollmentInForce[];
+  yearToDate: YearToDate | null;
+}): YearToDate {
+  const { statement } = input;
+  assertValidWritten(statement);
+  const { year, month } = calendarDateOf(input.payDate);
+  const limits = irsLimitsFor(year);
+  const before = yearToDateFor(input.yearToDate, year);
+  const after = yearToDateFor(before, year);
+  const counted = countedFrom(before);
+  const unmatched = [...input.enrollments];
+  const matchOf = (type: BenefitType, name: string): EnrollmentInForce | undefined => {
+    let index = unmatched.findIndex((e) => e.benefitType === type && e.description === name);
+    if (index < 0) index = unmatched.findIndex((e) => e.benefitType === type);
+    return index < 0 ? undefined : unmatched.splice(index, 1)[0];
+  };
+
+  let ficaExempt = 0;
+  for (const line of statement.employeeDeductions) {
+    if (line.preTax && (line.type === null || taxTreatmentOf(line.type).preTaxScope === 'all_taxes')) ficaExempt += line.amount;
+    if (line.type === null) continue;
+    const enrollment = matchOf(line.type, line.name);
+    if (!enrollment) {
+      countAgainstLimit(counted, line.type, line.amount);
+      continue;
+    }
+    count(counted, enrollment, line.amount);
+    if (statement.kind !== 'regular_payroll') continue;
+    if (enrollment.frequency === 'monthly') after.monthlyDeductionMonths[enrollment.benefitId] = month;
+    if (enrollment.frequency === 'one_time' && !after.oneTimeBenefitsTaken.includes(enrollment.benefitId)) {
+      after.oneTimeBenefitsTaken.push(enrollment.benefitId);
+    }
+  }
+  for (const line of statement.employerContributions) {
+    if (line.type !== null) countAgainstLimit(counted, line.type, 0, line.amount);
+  }
+
+  const ficaWages = Math.max(0, statement.grossPay - ficaExempt);
+  const socialSecurityWages = Math.min(ficaWages, Math.max(0, limits.socialSecurityWageBase - before.socialSecurityWages));
+  return {
+    ...after,
+    employeeByBenefit: Object.fromEntries(Object.entries(counted.byBenefit).filter(([, amount]) => amount > 0)),
+    electiveDeferrals: counted.electiveDeferrals,
+    simpleDeferrals: counted.simpleDeferrals,
+    section457Deferrals: counted.section457Deferrals,
+    hsaTotal: counted.hsaTotal,
+    socialSecurityWages: before.socialSecurityWages + socialSecurityWages,
+    medicareWages: before.medicareWages + ficaWages,
+  };
 }
 
 /** Running totals of a calendar year with nothing paid yet. */
@@ -230,7 +295,11 @@ function countedFrom(before: YearToDate): CountedContributions {
 
 function count(counted: CountedContributions, enrollment: EnrollmentInForce, employee: number, employer = 0): void {
   counted.byBenefit[enrollment.benefitId] = (counted.byBenefit[enrollment.benefitId] ?? 0) + employee;
-  switch (taxTreatmentOf(enrollment.benefitType).limit) {
+  countAgainstLimit(counted, enrollment.benefitType, employee, employer);
+}
+
+function countAgainstLimit(counted: CountedContributions, type: BenefitType, employee: number, employer = 0): void {
+  switch (taxTreatmentOf(type).limit) {
     case 'elective_deferral':
       counted.electiveDeferrals += employee;
       break;
@@ -511,6 +580,13 @@ function calendarDateOf(date: string): { year: number; month: number } {
   const match = ISO_DATE.exec(date);
   if (!match) throw new RangeError(`expected a YYYY-MM-DD date, got "${date}"`);
   return { year: Number(match[1]), month: Number(match[2]) };
+}
+
+function assertValidWritten(statement: WrittenPayStatement): void {
+  const lines = [...statement.employeeDeductions, ...statement.employerContributions];
+  for (const amount of [statement.grossPay, ...lines.map((line) => line.amount)]) {
+    if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amounts must be non-negative integers, got ${amount}`);
+  }
 }
 
 /**

@@ -130,6 +130,17 @@ export interface ComputedPayStatement {
   employerContributions: { name: string; amount: number; type: BenefitType }[];
 }
 
+/**
+ * A pay statement given as written rather than computed (a sandbox payment's given statement):
+ * what the running totals need of it. Lines without a type count against no limit.
+ */
+export interface WrittenPayStatement {
+  kind: StatementKind;
+  grossPay: number;
+  employeeDeductions: { name: string; amount: number; preTax: boolean; type: BenefitType | null }[];
+  employerContributions: { name: string; amount: number; type: BenefitType | null }[];
+}
+
 export interface PayStatementResult {
   statement: ComputedPayStatement;
   /** Totals after this statement, to pass to the employee's next one. */

@@ -104,15 +104,23 @@ export class SandboxPayrollController {
   @Post('payment')
   @HttpCode(200)
   @RequiresAccessToken()
-  @ApiOperation({ summary: 'Run one pay period for every active employee, with their enrollments in force', description: SYNC_NOTE })
+  @ApiOperation({
+    summary: 'Run one pay period for every active employee, with their enrollments in force',
+    description:
+      'The public body `{start_date, end_date, pay_statements}`: the dates are the pay period (a week, two weeks, the 1st–15th or ' +
+      '16th–last of a month, or a calendar month), paid on end_date; the statements are stored as written, one per employee paid in ' +
+      'the period, and every other employee gets a computed one. `pay_date` sets the pay date (alone: the bi-weekly run paid ' +
+      `then); without either, the next regular run. ${SYNC_NOTE}`,
+  })
   @ApiOkResponse({ description: '{ payment_id, pay_date }, with sync_job_id and sync_status after a sync', headers: SYNC_HEADERS })
   async runPayment(
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
+    // The class alone (no `| undefined`): the validation pipe finds it in the parameter's design type.
     @Body() body: RunSandboxPaymentDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return this.synced(connection, entity, reply, await this.sandbox.runPayment(connection, entity, body?.pay_date ?? undefined));
+    return this.synced(connection, entity, reply, await this.sandbox.runPayment(connection, entity, withoutNulls(body)));
   }
 
   /** Starts the sync that shows the edit in synced reads, and tells the client which it is. */
@@ -122,6 +130,12 @@ export class SandboxPayrollController {
     setSyncHeaders(reply, sync);
     return Array.isArray(answer) ? answer : { ...answer, sync_job_id: sync.jobId, sync_status: sync.status };
   }
+}
+
+/** No body is an empty one; a null `pay_date` (the one nullable field) is an absent one. */
+function withoutNulls(body: RunSandboxPaymentDto | undefined): RunSandboxPaymentDto {
+  if (!body) return {};
+  return body.pay_date === null ? { ...body, pay_date: undefined } : body;
 }
 
 function setSyncHeaders(reply: FastifyReply, sync: EditSync): void {

@@ -8,15 +8,19 @@ import {
   EmploymentRecord,
   IndividualRecord,
   PayGroupRecord,
+  PayStatementRecord,
 } from '../../domain/employer/unified-records';
+import { taxTreatmentOf } from '../../domain/payroll/benefit-tax-treatment';
 import { EmployerRef, employerRefOf } from '../../domain/providers/provider-port';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { SandboxEmployerStore } from '../../infrastructure/providers/sandbox/sandbox-employer.store';
-import { addDays } from '../../infrastructure/providers/sandbox/sandbox-pay-calendar';
+import { addDays, daysBetween, payFrequencyOfPeriod, payPeriodOf } from '../../infrastructure/providers/sandbox/sandbox-pay-calendar';
+import { isPaidInPeriod } from '../../infrastructure/providers/sandbox/sandbox-pay-run';
 import { NewSandboxPerson, SandboxPerson } from '../../infrastructure/providers/sandbox/sandbox-payroll.types';
 import { AddressDto, IncomeDto, SANDBOX_CURRENCY } from './dto/sandbox-fields.dto';
 import { NewSandboxIndividualDto, UpdateSandboxEmploymentDto, UpdateSandboxIndividualDto } from './dto/sandbox-person.dto';
+import { MAX_STATEMENT_CENTS, RunSandboxPaymentDto, SandboxPayStatementDto } from './dto/run-sandbox-payment.dto';
 import { UpdateSandboxCompanyDto } from './dto/update-sandbox-company.dto';
 
 /** Problems listed in one error message at most; the rest are counted. */
@@ -214,22 +218,70 @@ export class SandboxPayrollService {
     return updated;
   }
 
-  /** Runs one pay period for every employee paid on the pay date, with their enrollments in force. */
-  async runPayment(connection: Connection, entity: ConnectionEntity, payDate: string | undefined): Promise<{ payment_id: string; pay_date: string }> {
+  /**
+   * Runs one pay period for every employee paid in it, with their enrollments in force. The
+   * public body's dates are the pay period, paid on its end date unless `pay_date` says
+   * otherwise; its statements are stored as written, and every other employee paid in the period
+   * gets a computed one. Everything is checked before anything is written.
+   */
+  async runPayment(connection: Connection, entity: ConnectionEntity, body: RunSandboxPaymentDto): Promise<{ payment_id: string; pay_date: string }> {
     const ref = sandboxRefOf(connection, entity);
-    if (payDate !== undefined) {
-      const latest = addDays(this.today(), MAX_DAYS_AHEAD);
-      if (payDate > latest) throw invalidRequest(`Invalid request: pay_date: must be at most ${MAX_DAYS_AHEAD} days ahead (on or before ${latest})`);
-      // Year-to-date totals run forward from one pay run to the next: a run dated before a
-      // later one would count against limits it never saw.
-      const later = await this.store.payments(ref, addDays(payDate, 1), '9999-12-31');
-      if (later.length > 0) {
-        const last = later[later.length - 1].pay_date;
-        throw invalidRequest(`Invalid request: pay_date: must not be before the latest pay run (${last})`);
-      }
+    const problems: string[] = [];
+    const period = givenPeriodOf(body, problems);
+    // Who is paid, and when, follows from the period: nothing else is checked against a wrong one.
+    throwIfProblems(problems);
+    // The field the pay date comes from, for messages: with a period and no pay_date, end_date.
+    const payDateField = body.pay_date === undefined && period ? 'end_date' : 'pay_date';
+    let payDate = body.pay_date ?? period?.end_date;
+    if (payDate !== undefined) problems.push(...(await this.payDateProblems(ref, payDateField, payDate)));
+    const given = body.pay_statements ?? [];
+    let statements: PayStatementRecord[] | undefined;
+    if (given.length > 0) {
+      // The period decides who may have a statement: resolve the pay date now rather than in the run.
+      payDate ??= await this.store.nextPayDate(ref);
+      problems.push(...(await this.statementProblems(ref, given, period ?? payPeriodOf(payDate))));
+      statements = given.map(payStatementRecordOf);
+      problems.push(...statements.flatMap(derivedTotalProblems));
     }
-    const payment = await this.store.runPayPeriod(ref, payDate === undefined ? {} : { payDate });
+    throwIfProblems(problems);
+    const payment = await this.store.runPayPeriod(ref, {
+      ...(payDate === undefined ? {} : { payDate }),
+      ...(period ? { period } : {}),
+      ...(statements ? { statements } : {}),
+    });
     return { payment_id: payment.id, pay_date: payment.pay_date };
+  }
+
+  /** At most a year ahead; not before the latest pay run. */
+  private async payDateProblems(ref: EmployerRef, field: string, payDate: string): Promise<string[]> {
+    const onEndDate = field === 'end_date' ? ' (the payment is paid on its end date)' : '';
+    const latest = addDays(this.today(), MAX_DAYS_AHEAD);
+    if (payDate > latest) return [`${field}: must be at most ${MAX_DAYS_AHEAD} days ahead (on or before ${latest})${onEndDate}`];
+    // Year-to-date totals run forward from one pay run to the next: a run dated before a
+    // later one would count against limits it never saw.
+    const later = await this.store.payments(ref, addDays(payDate, 1), '9999-12-31');
+    if (later.length === 0) return [];
+    return [`${field}: must not be before the latest pay run (${later[later.length - 1].pay_date})${onEndDate}`];
+  }
+
+  /** Each given statement is for an employee paid by payroll in the period, one statement each. */
+  private async statementProblems(ref: EmployerRef, given: SandboxPayStatementDto[], period: { start_date: string; end_date: string }): Promise<string[]> {
+    const ids = given.map((s) => s.individual_id.toLowerCase());
+    const employments = new Map((await this.store.employments(ref, ids)).map((e) => [e.id, e]));
+    const first = new Map<string, number>();
+    const problems: string[] = [];
+    ids.forEach((id, index) => {
+      const at = `pay_statements[${index}].individual_id`;
+      const employment = employments.get(id);
+      if (first.has(id)) problems.push(`${at}: ${id} already has a statement in this payment (pay_statements[${first.get(id)}])`);
+      else if (!employment) problems.push(`${at}: no individual ${id} at this employer`);
+      else if (employment.employment.type !== 'employee') problems.push(`${at}: ${id} is a contractor, paid outside payroll`);
+      else if (!isPaidInPeriod(employment, period)) {
+        problems.push(`${at}: ${id} is not an active employee in the pay period ${period.start_date} to ${period.end_date}`);
+      }
+      if (!first.has(id)) first.set(id, index);
+    });
+    return problems;
   }
 
   private today(): string {
@@ -351,4 +403,85 @@ function personRecordOf(person: SandboxPerson): SandboxPersonRecord {
   const { id: _id, first_name: _first, middle_name: _middle, last_name: _last, ...employment } = person.employment;
   return { ...person.individual, ...employment };
 }
+
+/** Longest wait from a given period's end to its pay date. */
+const MAX_PAY_DAYS_AFTER_PERIOD = 31;
+/** A two-week period's last day, counted from its first. */
+const TWO_WEEKS_LATER = 13;
+
+/** The pay period the body gives, checked; undefined without start_date and end_date. */
+function givenPeriodOf(body: RunSandboxPaymentDto, problems: string[]): { start_date: string; end_date: string } | undefined {
+  if (body.start_date === undefined && body.end_date === undefined) return undefined;
+  const period = {
+    start_date: body.start_date ?? addDays(body.end_date!, -TWO_WEEKS_LATER),
+    end_date: body.end_date ?? addDays(body.start_date!, TWO_WEEKS_LATER),
+  };
+  const days = daysBetween(period.start_date, period.end_date) + 1;
+  if (period.end_date < period.start_date) problems.push(`end_date: must not be before start_date (${period.start_date})`);
+  else if (!payFrequencyOfPeriod(period)) {
+    problems.push(
+      `end_date: the pay period must be a week (7 days), two weeks (14 days), the 1st–15th or 16th–last day of a month, ` +
+        `or a calendar month (received ${period.start_date} to ${period.end_date}, ${days} days)`,
+    );
+  }
+  if (body.pay_date !== undefined) {
+    const last = addDays(period.end_date, MAX_PAY_DAYS_AFTER_PERIOD);
+    if (body.pay_date < period.start_date || body.pay_date > last) {
+      problems.push(`pay_date: must be from start_date (${period.start_date}) to ${MAX_PAY_DAYS_AFTER_PERIOD} days after end_date (${last})`);
+    }
+  }
+  return period;
+}
+
+/** A given statement as stored: its fields as written, the defaults of the public document, totals derived from the lines when missing. */
+function payStatementRecordOf(given: SandboxPayStatementDto): PayStatementRecord {
+  const currency = SANDBOX_CURRENCY;
+  const earnings = (given.earnings ?? []).map((e) => ({ type: e.type, name: e.name, amount: e.amount, currency, hours: e.hours ?? null }));
+  const taxes = (given.taxes ?? []).map((t) => ({ type: t.type, name: t.name, employer: t.employer ?? false, amount: t.amount, currency }));
+  const employeeDeductions = (given.employee_deductions ?? []).map((d) => ({
+    name: d.name,
+    amount: d.amount,
+    currency,
+    pre_tax: d.pre_tax ?? (d.type ? taxTreatmentOf(d.type).preTaxScope !== 'post_tax' : false),
+    type: d.type ?? null,
+  }));
+  const employerContributions = (given.employer_contributions ?? []).map((c) => ({ name: c.name, amount: c.amount, currency, type: c.type ?? null }));
+  const gross = given.gross_pay ?? sumOf(earnings.map((e) => e.amount));
+  const net =
+    given.net_pay ?? gross - sumOf(taxes.filter((t) => !t.employer).map((t) => t.amount)) - sumOf(employeeDeductions.map((d) => d.amount));
+  return {
+    individual_id: given.individual_id.toLowerCase(),
+    type: given.type ?? 'regular_payroll',
+    payment_method: given.payment_method ?? 'direct_deposit',
+    total_hours: given.total_hours ?? Math.round(sumOf(earnings.map((e) => e.hours ?? 0)) * 100) / 100,
+    gross_pay: { amount: gross, currency },
+    net_pay: { amount: net, currency },
+    earnings,
+    taxes,
+    employee_deductions: employeeDeductions,
+    employer_contributions: employerContributions,
+  };
+}
+
+/** Derived totals must be what a given one could be; each list's sum stays within the bound of one amount. */
+function derivedTotalProblems(statement: PayStatementRecord, index: number): string[] {
+  const at = `pay_statements[${index}]`;
+  const problems: string[] = [];
+  if (statement.gross_pay.amount < 1) problems.push(`${at}.gross_pay: required when the earnings do not add up to more than 0`);
+  if (statement.net_pay.amount < 0) {
+    problems.push(`${at}.net_pay: required when employee taxes and deductions are more than gross pay (${statement.net_pay.amount} cents left)`);
+  }
+  const lists = {
+    earnings: statement.earnings,
+    taxes: statement.taxes,
+    employee_deductions: statement.employee_deductions,
+    employer_contributions: statement.employer_contributions,
+  };
+  for (const [name, lines] of Object.entries(lists)) {
+    if (sumOf(lines.map((line) => line.amount)) > MAX_STATEMENT_CENTS) problems.push(`${at}.${name}: amounts add up to more than ${MAX_STATEMENT_CENTS} cents`);
+  }
+  return problems;
+}
+
+const sumOf = (amounts: number[]) => amounts.reduce((total, amount) => total + amount, 0);
 

@@ -319,6 +319,106 @@ describeWithPostgres('sandbox employer store (PostgreSQL)', () => {
       expect((await rejection(store.enroll(ref, unknownId, []))).message).toContain(unknownId);
     });
 
+    it('stores given statements as written, computes the rest, and counts the given ones in later runs’ limits', async () => {
+      const ref = await sandboxEmployer(dataSource, { employeeSize: 30 });
+      const period = { start_date: '2026-06-01', end_date: '2026-06-14' };
+      const retirement = (await store.benefits(ref)).find((b) => b.type === '401k')!;
+      const sharingTheLimit = new Set((await store.benefits(ref)).filter((b) => ['401k_roth', '403b', '403b_roth', 'simple', 'simple_ira'].includes(b.type)).map((b) => b.benefit_id));
+      const people = await store.employments(ref, (await store.directory(ref, { limit: 100, offset: 0 })).items.map((d) => d.id));
+      const paid = people.filter((e) => isPaidInPeriod(e, period));
+      const inForce = await store.enrollmentsInForce(ref, '2026-06-26', { individualIds: paid.map((e) => e.id) });
+      const saver = paid.find((e) => !inForce.some((x) => x.individual_id === e.id && sharingTheLimit.has(x.benefit_id)))!;
+      await store.enroll(ref, retirement.benefit_id, [
+        {
+          individual_id: saver.id,
+          effective_date: '2026-06-01',
+          configuration: { employee_deduction: { type: 'fixed', amount: 100_000 }, company_contribution: null, annual_maximum: null, catch_up: false, hsa_contribution_limit: null },
+        },
+      ]);
+      const totalsOf = async (id: string) =>
+        (await dataSource.query(`SELECT totals FROM sandbox_year_to_date WHERE entity_id = $1 AND individual_id = $2`, [ref.entityId, id]))[0]?.totals;
+      const before = await totalsOf(saver.id);
+      const deferredBefore = before?.year === 2026 ? before.electiveDeferrals : 0;
+      const planBefore = before?.year === 2026 ? (before.employeeByBenefit[retirement.benefit_id] ?? 0) : 0;
+      // As written: all but $400 of what is left of the $24,500 402(g) limit, more than the election.
+      const deferral = 2_450_000 - deferredBefore - 40_000;
+      const money = (amount: number) => ({ amount, currency: 'usd' });
+      const written: PayStatementRecord = {
+        individual_id: saver.id,
+        type: 'regular_payroll',
+        payment_method: 'check',
+        total_hours: 80,
+        gross_pay: money(3_000_000),
+        net_pay: money(3_000_000 - deferral - 1_000),
+        earnings: [{ type: 'bonus', name: 'Year-end bonus', amount: 3_000_000, currency: 'usd', hours: null }],
+        taxes: [{ type: 'local', name: 'City tax', employer: false, amount: 1_000, currency: 'usd' }],
+        employee_deductions: [{ name: retirement.description, amount: deferral, currency: 'usd', pre_tax: true, type: '401k' }],
+        employer_contributions: [],
+      };
+
+      const payment = await store.runPayPeriod(ref, { payDate: '2026-06-14', period, statements: [written] });
+      expect(payment).toMatchObject({ pay_date: '2026-06-14', pay_period: period, pay_frequencies: ['bi_weekly'] });
+      expect(payment.individual_ids).toEqual(paid.map((e) => e.id).sort());
+      const statements = await allStatements(ref, payment.id);
+      expect(statements.find((s) => s.individual_id === saver.id)).toEqual(written);
+      const computed = statements.filter((s) => s.individual_id !== saver.id);
+      expect(computed).toHaveLength(paid.length - 1);
+      expect(computed.flatMap(statementProblems)).toEqual([]);
+      expect(payment.gross_pay.amount).toBe(sum(statements.map((s) => s.gross_pay.amount)));
+
+      const after = await totalsOf(saver.id);
+      expect(after).toMatchObject({ year: 2026, electiveDeferrals: deferredBefore + deferral });
+      expect(after.employeeByBenefit[retirement.benefit_id]).toBe(planBefore + deferral);
+      // The next computed run takes only the $400 left of the $1,000 election.
+      const next = await store.runPayPeriod(ref, { payDate: '2026-06-26' });
+      const saverNext = (await allStatements(ref, next.id)).find((s) => s.individual_id === saver.id)!;
+      expect(saverNext.employee_deductions.filter((d) => d.type === '401k')).toEqual([expect.objectContaining({ amount: 40_000 })]);
+      expect((await totalsOf(saver.id)).electiveDeferrals).toBe(2_450_000);
+    });
+
+    it('pays a given period at its frequency, and refuses a period, statements or people it cannot pay, writing nothing', async () => {
+      const ref = await sandboxEmployer(dataSource, { employeeSize: 20 });
+      const people = await store.employments(ref, (await store.directory(ref, { limit: 100, offset: 0 })).items.map((d) => d.id));
+      const week = { start_date: '2026-06-01', end_date: '2026-06-07' };
+      const weekly = await store.runPayPeriod(ref, { payDate: '2026-06-12', period: week });
+      expect(weekly).toMatchObject({ pay_period: week, pay_frequencies: ['weekly'] });
+      const salaried = people.find((e) => isPaidInPeriod(e, week) && e.income.unit === 'yearly');
+      if (salaried) {
+        const statement = (await allStatements(ref, weekly.id)).find((s) => s.individual_id === salaried.id)!;
+        expect(statement.earnings).toEqual([expect.objectContaining({ type: 'salary', amount: Math.round(salaried.income.amount / 52), hours: 40 })]);
+      }
+
+      const paymentsBefore = await count('sandbox_payments', ref.entityId);
+      const ytdBefore = await dataSource.query(`SELECT individual_id, totals FROM sandbox_year_to_date WHERE entity_id = $1 ORDER BY 1`, [ref.entityId]);
+      const someone = people.find((e) => isPaidInPeriod(e, week))!;
+      const statement = (individualId: string): PayStatementRecord => ({
+        individual_id: individualId,
+        type: 'regular_payroll',
+        payment_method: 'direct_deposit',
+        total_hours: 0,
+        gross_pay: { amount: 100, currency: 'usd' },
+        net_pay: { amount: 100, currency: 'usd' },
+        earnings: [],
+        taxes: [],
+        employee_deductions: [],
+        employer_contributions: [],
+      });
+      const unknownId = '0b6f8a8e-3c1d-4e5f-8a9b-0c1d2e3f4a5b';
+      expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-20', period: { start_date: '2026-06-01', end_date: '2026-06-10' } }))).message).toContain('not a week');
+      expect((await rejection(store.runPayPeriod(ref, { period: week }))).message).toContain('needs its pay date');
+      expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-12', period: week, statements: [statement(unknownId)] }))).message).toContain(unknownId);
+      expect(
+        (await rejection(store.runPayPeriod(ref, { payDate: '2026-06-12', period: week, statements: [statement(someone.id), statement(someone.id.toUpperCase())] }))).message,
+      ).toContain('Two statements');
+      expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-12', individualIds: [someone.id], statements: [statement(someone.id)] }))).message).toContain(
+        'not both',
+      );
+      const negative = { ...statement(someone.id), employee_deductions: [{ name: 'X', amount: -1, currency: 'usd', pre_tax: false, type: null }] };
+      expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-12', period: week, statements: [negative] }))).family).toBe('invalid_request_error');
+      expect(await count('sandbox_payments', ref.entityId)).toBe(paymentsBefore);
+      expect(await dataSource.query(`SELECT individual_id, totals FROM sandbox_year_to_date WHERE entity_id = $1 ORDER BY 1`, [ref.entityId])).toEqual(ytdBefore);
+    });
+
     it('refuses a pay run for a provider that runs no payroll', async () => {
       const ref = await sandboxEmployer(dataSource, { providerId: 'bamboo_hr', employeeSize: 5 });
       expect(await store.payments(ref, ...ALL_TIME)).toEqual([]);

@@ -11,15 +11,15 @@ import {
   PaymentRecord,
   PayStatementRecord,
 } from '../../../domain/employer/unified-records';
-import { computePayStatement } from '../../../domain/payroll/pay-statement-calculator';
-import { EarningLine, PayStatementInput, PayStatementResult, StatementKind, YearToDate } from '../../../domain/payroll/payroll.types';
+import { computePayStatement, yearToDateAfterWritten } from '../../../domain/payroll/pay-statement-calculator';
+import { EarningLine, StatementKind, YearToDate } from '../../../domain/payroll/payroll.types';
 import { ProviderCatalogue } from '../../../domain/providers/provider-catalogue';
 import { EmployerRef, Page, Paged } from '../../../domain/providers/provider-port';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { invalidRequest } from '../../../domain/shared/domain-error';
 import { returnedRows } from '../../database/query-result';
 import { generateSandboxEmployer, runsPayroll } from './sandbox-employer-generator';
-import { addDays, debitDateOf, isIsoDate, payPeriodOf, toIsoDate } from './sandbox-pay-calendar';
+import { addDays, debitDateOf, isIsoDate, payFrequencyOfPeriod, payPeriodOf, SandboxPayFrequency, toIsoDate } from './sandbox-pay-calendar';
 import {
   enrollmentInForceOf,
   enrollmentsInForceOn,
@@ -28,6 +28,7 @@ import {
   PayRun,
   payStatementInputOf,
   toPayStatementRecord,
+  writtenStatementOf,
 } from './sandbox-pay-run';
 import {
   NewSandboxPerson,
@@ -61,6 +62,10 @@ interface RunRequest {
   kind: StatementKind;
   individualIds?: string[];
   earnings?: EarningLine[];
+  /** A given pay period and its frequency; default: the calendar's two weeks before the pay date. */
+  period?: { start_date: string; end_date: string; frequency: SandboxPayFrequency };
+  /** Statements given as written, by individual id (lower case). */
+  statements?: Map<string, PayStatementRecord>;
 }
 
 /**
@@ -399,7 +404,9 @@ export class SandboxEmployerStore {
    * Runs one pay period for every employee paid by payroll and employed in the period (or the
    * given ones), applying the enrollments in force on the pay date and each employee's
    * year-to-date totals, and stores the payment with its statements in ONE transaction: a
-   * failure leaves no part of the run behind. Runs of one employer are serialised.
+   * failure leaves no part of the run behind. Runs of one employer are serialised. Statements
+   * given as written are stored as they are and counted in their employees' running totals;
+   * everyone else paid in the period gets a computed one.
    */
   async runPayPeriod(ref: EmployerRef, options: PayRunOptions = {}): Promise<PaymentRecord> {
     await this.ensureEmployer(ref);
@@ -413,6 +420,8 @@ export class SandboxEmployerStore {
     if (options.individualIds !== undefined && options.individualIds.length === 0) {
       throw invalidRequest('A pay run for chosen individuals needs at least one individual id');
     }
+    const period = options.period && periodWithFrequency(options.period, options.payDate);
+    const statements = options.statements && statementsById(options.statements, options.individualIds);
     const payment = await this.dataSource.transaction((manager) =>
       this.runInTransaction(manager, ref.entityId, {
         paymentId: randomUUID(),
@@ -420,10 +429,18 @@ export class SandboxEmployerStore {
         kind,
         individualIds: options.individualIds,
         earnings: options.earnings,
+        period,
+        statements,
       }),
     );
     if (!payment) throw invalidRequest(`Nobody is paid by payroll on ${options.payDate ?? 'the next pay date'}`);
     return payment;
+  }
+
+  /** The pay date a run without one gets: 14 days after the latest regular run, or today when that is earlier. */
+  async nextPayDate(ref: EmployerRef): Promise<string> {
+    await this.ensureEmployer(ref);
+    return this.defaultPayDate(this.dataSource.manager, ref.entityId);
   }
 
   /** Employees in directory order, `size` at a time (keyset paging: memory stays bounded). */
@@ -528,7 +545,9 @@ export class SandboxEmployerStore {
   private async runInTransaction(manager: EntityManager, entityId: string, request: RunRequest): Promise<PaymentRecord | undefined> {
     await this.lockEmployer(manager, entityId);
     const payDate = request.payDate ?? (await this.defaultPayDate(manager, entityId));
-    if (request.individualIds) await this.checkPayable(manager, entityId, request.individualIds, payPeriodOf(payDate));
+    const period = request.period ?? payPeriodOf(payDate);
+    if (request.individualIds) await this.checkPayable(manager, entityId, request.individualIds, period);
+    if (request.statements) await this.checkPayable(manager, entityId, [...request.statements.keys()], period);
     return this.payRun(manager, entityId, { ...request, payDate }, new StoredPayRunSource(manager, entityId, request.individualIds));
   }
 
@@ -543,7 +562,8 @@ export class SandboxEmployerStore {
     request: RunRequest & { payDate: string },
     source: PayRunSource,
   ): Promise<PaymentRecord | undefined> {
-    const run: PayRun = { kind: request.kind, payDate: request.payDate, period: payPeriodOf(request.payDate), earnings: request.earnings };
+    const { start_date, end_date, frequency } = request.period ?? { ...payPeriodOf(request.payDate), frequency: 'bi_weekly' as const };
+    const run: PayRun = { kind: request.kind, payDate: request.payDate, period: { start_date, end_date }, frequency, earnings: request.earnings };
     const benefits = new Map((await this.readBenefits(manager, entityId)).map((b) => [b.benefit_id, b]));
     const totals = new PaymentTotals();
     let writing: Promise<void> = Promise.resolve();
@@ -560,10 +580,21 @@ export class SandboxEmployerStore {
         const inForce = (enrollments.get(id) ?? [])
           .filter((e) => benefits.has(e.benefit_id))
           .map((e) => enrollmentInForceOf(benefits.get(e.benefit_id)!, e));
-        const result = computeOrRefuse(payStatementInputOf(person, run, inForce, yearToDate.get(id) ?? null));
-        const statement = toPayStatementRecord(id, person.paymentMethod, result.statement);
+        const given = request.statements?.get(id);
+        let statement: PayStatementRecord;
+        let after: YearToDate;
+        if (given) {
+          statement = given;
+          after = computeOrRefuse(() =>
+            yearToDateAfterWritten({ payDate: run.payDate, statement: writtenStatementOf(given), enrollments: inForce, yearToDate: yearToDate.get(id) ?? null }),
+          );
+        } else {
+          const result = computeOrRefuse(() => computePayStatement(payStatementInputOf(person, run, inForce, yearToDate.get(id) ?? null)));
+          statement = toPayStatementRecord(id, person.paymentMethod, result.statement);
+          after = result.yearToDate;
+        }
         statements.push(statement);
-        totalsAfter.push({ individual_id: id, year: result.yearToDate.year, totals: result.yearToDate });
+        totalsAfter.push({ individual_id: id, year: after.year, totals: after });
         totals.add(statement, person.employment.pay_group_ids ?? []);
       }
       // One write in flight while the next chunk is computed: the database and the computation
@@ -732,13 +763,36 @@ class GeneratedPayRunSource implements PayRunSource {
 }
 
 /** The computation refuses impossible input (e.g. negative earnings) with a RangeError: a bad request. */
-function computeOrRefuse(input: PayStatementInput): PayStatementResult {
+function computeOrRefuse<T>(compute: () => T): T {
   try {
-    return computePayStatement(input);
+    return compute();
   } catch (error) {
     if (error instanceof RangeError) throw invalidRequest(`The pay run cannot be computed: ${error.message}`);
     throw error;
   }
+}
+
+/** A given period, checked: its frequency follows from its shape, and the pay date is given with it. */
+function periodWithFrequency(period: { start_date: string; end_date: string }, payDate: string | undefined): RunRequest['period'] {
+  if (!isIsoDate(period.start_date) || !isIsoDate(period.end_date) || period.end_date < period.start_date) {
+    throw invalidRequest(`The pay period must be two dates as YYYY-MM-DD, the start first, not ${period.start_date} to ${period.end_date}`);
+  }
+  if (payDate === undefined) throw invalidRequest('A pay run for a given period needs its pay date');
+  const frequency = payFrequencyOfPeriod(period);
+  if (!frequency) throw invalidRequest(`The pay period ${period.start_date} to ${period.end_date} is not a week, two weeks, half a month or a month`);
+  return { start_date: period.start_date, end_date: period.end_date, frequency };
+}
+
+/** Given statements by individual id (lower case): one each, and not with a choice of individuals. */
+function statementsById(statements: PayStatementRecord[], individualIds: string[] | undefined): Map<string, PayStatementRecord> {
+  if (individualIds !== undefined) throw invalidRequest('A pay run takes given statements or chosen individuals, not both');
+  const byId = new Map<string, PayStatementRecord>();
+  for (const statement of statements) {
+    const id = String(statement.individual_id).toLowerCase();
+    if (byId.has(id)) throw invalidRequest(`Two statements for individual ${statement.individual_id} in one payment`);
+    byId.set(id, { ...statement, individual_id: id });
+  }
+  return byId;
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -5,6 +5,7 @@ import {
   debitDateOf,
   isIsoDate,
   nextRegularPayDate,
+  payFrequencyOfPeriod,
   payPeriodOf,
   regularPayDatesBetween,
   weekdayOf,
@@ -49,5 +50,28 @@ describe('sandbox pay calendar', () => {
     expect(payPeriodOf('2026-06-05')).toEqual({ start_date: '2026-05-16', end_date: '2026-05-29' });
     expect(debitDateOf('2026-06-05')).toBe('2026-06-03');
     expect(debitDateOf('2026-06-15')).toBe('2026-06-11'); // a Monday: back over the weekend
+  });
+
+  it('tells the frequency of a given pay period by its shape, and has none for other spans', () => {
+    const of = (start_date: string, end_date: string) => payFrequencyOfPeriod({ start_date, end_date });
+    expect(of('2026-06-01', '2026-06-07')).toBe('weekly');
+    expect(of('2026-05-16', '2026-05-29')).toBe('bi_weekly');
+    expect(of('2026-12-26', '2027-01-08')).toBe('bi_weekly');
+    expect(of('2026-06-01', '2026-06-15')).toBe('semi_monthly');
+    expect(of('2026-02-16', '2026-02-28')).toBe('semi_monthly');
+    expect(of('2024-02-16', '2024-02-29')).toBe('bi_weekly'); // 14 days: the span decides first
+    expect(of('2026-06-16', '2026-06-30')).toBe('semi_monthly');
+    expect(of('2026-02-01', '2026-02-28')).toBe('monthly');
+    expect(of('2026-07-01', '2026-07-31')).toBe('monthly');
+    for (const [start, end] of [
+      ['2026-06-01', '2026-06-01'],
+      ['2026-06-01', '2026-06-10'],
+      ['2026-06-02', '2026-06-16'],
+      ['2026-06-16', '2026-06-28'],
+      ['2026-06-15', '2026-07-14'],
+      ['2026-01-01', '2026-12-31'],
+    ]) {
+      expect({ start, end, frequency: of(start, end) }).toEqual({ start, end, frequency: undefined });
+    }
   });
 });

@@ -5,7 +5,6 @@
 
 /** A Friday every bi-weekly pay date is a multiple of 14 days from, so every employer agrees. */
 export const BI_WEEKLY_ANCHOR = '2024-01-05';
-export const PAY_PERIODS_PER_YEAR = 26;
 
 export function isIsoDate(value: string): boolean {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
@@ -108,6 +107,28 @@ export function regularPayDatesBetween(afterExclusive: string, untilInclusive: s
 export function payPeriodOf(payDate: string): { start_date: string; end_date: string } {
   const end = addDays(payDate, -7);
   return { start_date: addDays(end, -13), end_date: end };
+}
+
+/** Pay frequencies a sandbox payment may run at: the bi-weekly calendar's, or that of a given period. */
+export type SandboxPayFrequency = 'weekly' | 'bi_weekly' | 'semi_monthly' | 'monthly';
+
+/**
+ * The frequency a given pay period (both ends included) is paid at, by its shape: a week (7
+ * days), two weeks (14 days), the 1st–15th or the 16th–last day of a month, or a whole
+ * calendar month. Undefined for any other span: the payroll computation needs the number of
+ * periods in a year (withholding is annualized, salary divided by it).
+ */
+export function payFrequencyOfPeriod(period: { start_date: string; end_date: string }): SandboxPayFrequency | undefined {
+  const days = daysBetween(period.start_date, period.end_date) + 1;
+  if (days === 7) return 'weekly';
+  if (days === 14) return 'bi_weekly';
+  const [startYear, startMonth, startDay] = partsOf(period.start_date);
+  const [endYear, endMonth, endDay] = partsOf(period.end_date);
+  if (startYear !== endYear || startMonth !== endMonth) return undefined;
+  const lastDay = daysInMonth(startYear, startMonth);
+  if (startDay === 1 && endDay === lastDay) return 'monthly';
+  if ((startDay === 1 && endDay === 15) || (startDay === 16 && endDay === lastDay)) return 'semi_monthly';
+  return undefined;
 }
 
 /** Two business days before the pay date (weekends skipped; holidays are not modelled). */

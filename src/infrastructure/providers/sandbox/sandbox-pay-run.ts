@@ -1,13 +1,16 @@
 import { EmploymentRecord, PaymentRecord, PayStatementRecord } from '../../../domain/employer/unified-records';
+import { payPeriodsPerYear } from '../../../domain/payroll/pay-statement-calculator';
 import {
+  BenefitType,
   ComputedPayStatement,
   EarningLine,
   EnrollmentInForce,
   PayStatementInput,
   StatementKind,
+  WrittenPayStatement,
   YearToDate,
 } from '../../../domain/payroll/payroll.types';
-import { PAY_PERIODS_PER_YEAR } from './sandbox-pay-calendar';
+import { SandboxPayFrequency } from './sandbox-pay-calendar';
 import { PaymentMethod, SandboxBenefit, SandboxEnrollment, SandboxPerson } from './sandbox-payroll.types';
 import { SeededRandom } from './seeded-random';
 
@@ -23,6 +26,8 @@ export interface PayRun {
   kind: StatementKind;
   payDate: string;
   period: { start_date: string; end_date: string };
+  /** The calendar's bi-weekly, or the frequency of a given period: it sets pay per period and withholding. */
+  frequency: SandboxPayFrequency;
   /** Earnings instead of salary or wage (off-cycle and one-time runs). */
   earnings?: EarningLine[];
 }
@@ -53,7 +58,8 @@ export function payStatementInputOf(
   yearToDate: YearToDate | null,
 ): PayStatementInput {
   const { employment, individual } = person;
-  const hours = run.earnings === undefined && employment.income.unit === 'hourly' ? hoursWorked(person, run.payDate) : {};
+  const periodsPerYear = payPeriodsPerYear(run.frequency);
+  const hours = run.earnings === undefined && employment.income.unit === 'hourly' ? hoursWorked(person, run.payDate, periodsPerYear) : {};
   return {
     kind: run.kind,
     payDate: run.payDate,
@@ -62,7 +68,7 @@ export function payStatementInputOf(
       state: individual.residence.state,
       incomeUnit: employment.income.unit,
       incomeAmount: employment.income.amount,
-      payPeriodsPerYear: PAY_PERIODS_PER_YEAR,
+      payPeriodsPerYear: periodsPerYear,
       ...hours,
     },
     earnings: run.kind === 'regular_payroll' && run.earnings === undefined ? undefined : (run.earnings ?? defaultBonusOf(employment)),
@@ -71,14 +77,18 @@ export function payStatementInputOf(
   };
 }
 
-/** Hourly workers' hours in two weeks: 80 full-time (40–64 otherwise), now and then some overtime. */
-function hoursWorked(person: SandboxPerson, payDate: string): { regularHours: number; overtimeHours: number } {
+/**
+ * Hourly workers' hours in two weeks: 80 full-time (40–64 otherwise), now and then some
+ * overtime; a period of another frequency scales them (a month: 80 × 26 / 12 = 173.33).
+ */
+function hoursWorked(person: SandboxPerson, payDate: string, periodsPerYear: number): { regularHours: number; overtimeHours: number } {
   // Seeded by person and date: re-running history gives the same hours.
   const random = SeededRandom.derive(person.individual.id, `hours:${payDate}`);
   const fullTime = person.employment.employment.subtype === 'full_time';
   const regularHours = fullTime ? 80 : random.int(40, 64);
   const overtimeHours = fullTime && random.chance(0.25) ? random.int(1, 12) : 0;
-  return { regularHours, overtimeHours };
+  const scale = (hours: number) => Math.round((hours * 26 * 100) / periodsPerYear) / 100;
+  return { regularHours: scale(regularHours), overtimeHours: scale(overtimeHours) };
 }
 
 /**
@@ -110,6 +120,21 @@ export function enrollmentInForceOf(benefit: SandboxBenefit, enrollment: Sandbox
     annualMaximum: configuration.annual_maximum,
     catchUp: configuration.catch_up,
     hsaContributionLimit: configuration.hsa_contribution_limit,
+  };
+}
+
+/** A statement given as written, as the running totals count it (its types were validated against the benefit types). */
+export function writtenStatementOf(statement: PayStatementRecord): WrittenPayStatement {
+  return {
+    kind: statement.type,
+    grossPay: statement.gross_pay.amount,
+    employeeDeductions: statement.employee_deductions.map((d) => ({
+      name: d.name,
+      amount: d.amount,
+      preTax: d.pre_tax,
+      type: d.type as BenefitType | null,
+    })),
+    employerContributions: statement.employer_contributions.map((c) => ({ name: c.name, amount: c.amount, type: c.type as BenefitType | null })),
   };
 }
 
@@ -182,7 +207,7 @@ export class PaymentTotals {
       individual_ids: [...this.individualIds].sort(),
       pay_group_ids: [...this.payGroupIds].sort(),
       // Off-cycle and one-time runs follow no schedule.
-      pay_frequencies: run.kind === 'regular_payroll' ? ['bi_weekly'] : ['other'],
+      pay_frequencies: run.kind === 'regular_payroll' ? [run.frequency] : ['other'],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { EmploymentRecord, IndividualRecord } from '../../../domain/employer/unified-records';
+import { EmploymentRecord, IndividualRecord, PayStatementRecord } from '../../../domain/employer/unified-records';
 import { BenefitType, EarningLine, FixedOrPercent, Frequency, MatchTier, StatementKind } from '../../../domain/payroll/payroll.types';
 
 /**
@@ -67,4 +67,15 @@ export interface PayRunOptions {
    * runs). Default for a regular run: salary/wage; for others: a bonus of 5% of a year's pay.
    */
   earnings?: EarningLine[];
+  /**
+   * The pay period instead of the calendar's two weeks before the pay date (which must then be
+   * given): a week, two weeks, the 1st–15th or 16th–last of a month, or a calendar month, whose
+   * frequency the computed statements are paid at.
+   */
+  period?: { start_date: string; end_date: string };
+  /**
+   * Statements stored as given (one per individual, each paid by payroll in the period) and
+   * counted in the running totals; everyone else paid gets a computed one. Not with individualIds.
+   */
+  statements?: PayStatementRecord[];
 }
