@@ -145,16 +145,7 @@ export function yearToDateAfterWritten(input: {
 
   const ficaWages = Math.max(0, statement.grossPay - ficaExempt);
   const socialSecurityWages = Math.min(ficaWages, Math.max(0, limits.socialSecurityWageBase - before.socialSecurityWages));
-  return {
-    ...after,
-    employeeByBenefit: Object.fromEntries(Object.entries(counted.byBenefit).filter(([, amount]) => amount > 0)),
-    electiveDeferrals: counted.electiveDeferrals,
-    simpleDeferrals: counted.simpleDeferrals,
-    section457Deferrals: counted.section457Deferrals,
-    hsaTotal: counted.hsaTotal,
-    socialSecurityWages: before.socialSecurityWages + socialSecurityWages,
-    medicareWages: before.medicareWages + ficaWages,
-  };
+  return withCounted(after, counted, before.socialSecurityWages + socialSecurityWages, before.medicareWages + ficaWages);
 }
 
 /** Running totals of a calendar year with nothing paid yet. */
@@ -558,6 +549,11 @@ function yearToDateAfter(
       after.oneTimeBenefitsTaken.push(enrollment.benefitId);
     }
   });
+  return withCounted(after, counted, before.socialSecurityWages + paid.socialSecurityWages, before.medicareWages + paid.medicareWages);
+}
+
+/** The year to date after a statement: what was counted against the limits, and the FICA wages. */
+function withCounted(after: YearToDate, counted: CountedContributions, socialSecurityWages: number, medicareWages: number): YearToDate {
   return {
     ...after,
     employeeByBenefit: Object.fromEntries(Object.entries(counted.byBenefit).filter(([, amount]) => amount > 0)),
@@ -565,8 +561,8 @@ function yearToDateAfter(
     simpleDeferrals: counted.simpleDeferrals,
     section457Deferrals: counted.section457Deferrals,
     hsaTotal: counted.hsaTotal,
-    socialSecurityWages: before.socialSecurityWages + paid.socialSecurityWages,
-    medicareWages: before.medicareWages + paid.medicareWages,
+    socialSecurityWages,
+    medicareWages,
   };
 }
 
