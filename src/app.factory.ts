@@ -5,6 +5,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfig, trustProxyOption } from './config/app-config';
+import { ServiceAddress } from './config/service-address';
 import { Clock } from './domain/shared/clock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { setupApiDocs } from './infrastructure/http/api-docs';
@@ -70,10 +71,12 @@ export async function startService(config: AppConfig, options: StartOptions = {}
   const address = started.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  const url = `http://${host}:${port}`;
+  started.get(ServiceAddress).listeningAt(url);
   return {
     app: started,
     config,
-    url: `http://${host}:${port}`,
+    url,
     embeddedDatabase,
     close: async () => {
       await started.close();

@@ -36,6 +36,7 @@ import { OpsModule } from './modules/ops/ops.module';
 import { OpsDashboardModule } from './modules/ops-dashboard/ops-dashboard.module';
 import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
 import { SagasRepositoryModule } from './modules/saga-state/saga-state.repository';
 import { DomainEventsModule } from './infrastructure/events/domain-events.module';
@@ -99,6 +100,7 @@ export class AppModule {
         OpsDashboardModule,
         PoliciesModule,
         HrisEventsModule,
+        WebhooksModule,
         SagasModule,
         HomeModule,
         IdempotencyModule.forRoot({ imports: [ApplicationsModule], verifier: ApplicationsService }),

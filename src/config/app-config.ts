@@ -305,6 +305,93 @@ export class AppConfig {
   @Max(3650)
   INBOX_RETENTION_DAYS = 7;
 
+  /** Whether this instance delivers webhooks (an instance that only serves reads may not). */
+  @Transform(toBool)
+  @IsBoolean({ message: 'WEBHOOK_DELIVERY must be true or false' })
+  WEBHOOK_DELIVERY = true;
+
+  /**
+   * Key that encrypts webhook signing secrets at rest; every instance must share it. Unset with
+   * the embedded database: one is generated into EMBEDDED_DATA_DIR. Unset with DATABASE_URL:
+   * webhook endpoints cannot be created (a key only one instance knows would sign for it alone).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'WEBHOOK_SECRETS_KEY must be at least 32 characters' })
+  @MaxLength(500)
+  WEBHOOK_SECRETS_KEY?: string;
+
+  /** One delivery attempt, connect to the end of the answer; past it the attempt failed. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** Bytes of a receiver's answer read (and kept as the attempt's excerpt); the rest is dropped. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65_536)
+  WEBHOOK_MAX_RESPONSE_BYTES = 2_048;
+
+  /** Deliveries one instance has in flight at once, over all endpoints. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000)
+  WEBHOOK_CONCURRENCY = 64;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  WEBHOOK_POLL_MS = 200;
+
+  /** First retry delay; it doubles per attempt (with jitter) up to WEBHOOK_RETRY_MAX_DELAY_MS. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(3_600_000)
+  WEBHOOK_RETRY_BASE_MS = 5_000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(86_400_000)
+  WEBHOOK_RETRY_MAX_DELAY_MS = 6 * 3_600_000;
+
+  /** How long after its event a delivery is still retried; then it is failed (Resend in the dashboard). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_000)
+  @Max(30 * 86_400_000)
+  WEBHOOK_RETRY_WINDOW_MS = 3 * 86_400_000;
+
+  /** An endpoint with no successful delivery for this long while failing is disabled. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_000)
+  @Max(90 * 86_400_000)
+  WEBHOOK_DISABLE_AFTER_MS = 5 * 86_400_000;
+
+  /**
+   * Deliver to private, link-local and unique-local addresses (on-premises receivers). Off by
+   * default: a URL must not reach into the service's own network. Loopback is allowed for
+   * sandbox applications either way.
+   */
+  @Transform(toBool)
+  @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES = false;
+
+  /** Days delivered and failed deliveries (and their attempts) are kept. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  WEBHOOK_RETENTION_DAYS = 30;
+
   /**
    * Latency of every live provider call, in ms. Unset: each provider's own range from the
    * catalogue (a few hundred ms), so live calls are visibly live. Tests set 0.
@@ -463,7 +550,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }

@@ -50,6 +50,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     SHUTDOWN_TIMEOUT_MS: '10000',
     PROVIDER_LATENCY_MS: '0',
     JOB_POLL_MS: '20',
+    WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-of-the-test-services-0123',
+    WEBHOOK_POLL_MS: '20',
     ...options.env,
   });
   let service: RunningService;

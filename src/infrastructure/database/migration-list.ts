@@ -14,6 +14,7 @@ import { ApplicationAllowedOrigins1796500000000 } from './migrations/17965000000
 import { ServiceInstances1796600000000 } from './migrations/1796600000000-service-instances';
 import { AuthorizationCodeToken1796700000000 } from './migrations/1796700000000-authorization-code-token';
 import { SandboxEditSyncs1796800000000 } from './migrations/1796800000000-sandbox-edit-syncs';
+import { Webhooks1797000000000 } from './migrations/1797000000000-webhooks';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   ServiceInstances1796600000000,
   AuthorizationCodeToken1796700000000,
   SandboxEditSyncs1796800000000,
+  Webhooks1797000000000,
 ];

@@ -33,6 +33,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookAttempts = new Counter({
+    name: 'webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, stop)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookAttemptDuration = new Histogram({
+    name: 'webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempts, request to answer (or timeout)',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   readonly messagesConsumed = new Counter({
     name: 'messages_consumed_total',
     help: 'Inbound messages by consumer and outcome (applied, duplicate, dead_lettered)',
