@@ -132,6 +132,9 @@ async function startOnce(options: ServiceChildOptions, port: number): Promise<Se
     OUTBOX_LEASE_MS: '5000',
     PROVIDER_LATENCY_MS: '0',
     SHUTDOWN_TIMEOUT_MS: '10000',
+    // Every child of one run shares it, as the instances of one deployment must.
+    WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-shared-by-child-services',
+    WEBHOOK_POLL_MS: '20',
     ...(kafka && {
       KAFKA_BROKERS: kafka.brokers,
       KAFKA_TOPIC_PREFIX: kafka.topicPrefix,

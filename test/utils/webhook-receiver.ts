@@ -7,8 +7,8 @@ export interface ReceivedWebhook {
   at: number;
 }
 
-/** How the receiver answers one request: a status, or 'hang' (never answers). */
-export type Answer = number | 'hang';
+/** How the receiver answers one request: a status, a status after a delay, or 'hang' (never answers). */
+export type Answer = number | 'hang' | { status: number; delayMs: number };
 
 /**
  * A local HTTP server that records every webhook it gets (raw body and headers, for signature
@@ -76,7 +76,12 @@ export class WebhookReceiver {
         this.hanging.add(res);
         return;
       }
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : `status ${answer}`);
+      const { status, delayMs } = typeof answer === 'number' ? { status: answer, delayMs: 0 } : answer;
+      const send = () => {
+        if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `status ${status}`);
+      };
+      if (delayMs > 0) setTimeout(send, delayMs);
+      else send();
     });
   }
 }

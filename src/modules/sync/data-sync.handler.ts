@@ -13,7 +13,8 @@ import { OutboxWriter } from '../../infrastructure/messaging/outbox/outbox-write
 import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
 import { SandboxCompletionStatus, SandboxJobConfigurationsRepository } from './sandbox-job-configurations.repository';
 import { SnapshotRows } from './snapshot-rows';
-import { publishSyncHrisEvents } from './sync-hris-events';
+import { GenerationSwitch, publishSyncHrisEvents } from './sync-hris-events';
+import { enqueueSyncChangeWebhooks } from './sync-webhook-changes';
 
 /** Rows per insert, and the JSON bytes that end a batch sooner (pay statements are large). */
 const INSERT_ROWS = 1_000;
@@ -32,8 +33,8 @@ interface WrittenGeneration {
  * `employer_data`, then switches the entities to it together with the job's completion (one
  * transaction), then drops all but the new and the previous generation. Reads never see a
  * half-written sync. The same transaction publishes the HRIS events the change between the two
- * generations reveals (new individuals, end dates). A sandbox connection's job configuration can
- * make the sync fail instead.
+ * generations reveals (new individuals, end dates) and queues its data-change webhooks. A sandbox
+ * connection's job configuration can make the sync fail instead.
  */
 @Injectable()
 export class DataSyncHandler implements JobHandler {
@@ -87,13 +88,15 @@ export class DataSyncHandler implements JobHandler {
             manager,
           );
           previous.set(w.entityId, replaced);
-          await publishSyncHrisEvents(this.outbox, manager, {
+          const change: GenerationSwitch = {
             connectionId: connection.id,
             entityId: w.entityId,
             previous: replaced,
             generation: w.generation,
             occurredAt: completedAt,
-          });
+          };
+          await publishSyncHrisEvents(this.outbox, manager, change);
+          await enqueueSyncChangeWebhooks(manager, change);
         }
       },
       // The previous generation stays: a read that began before the switch may still be on it.

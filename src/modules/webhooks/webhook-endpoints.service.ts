@@ -66,6 +66,8 @@ export class WebhookEndpointsService {
         manager,
       );
     });
+    // An idle dispatcher looks for endpoints only now and then: this one may have work soon.
+    this.dispatcher.nudge();
     return { ...endpointView((await this.endpoints.find(id))!), secret };
   }
 
