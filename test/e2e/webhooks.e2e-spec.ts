@@ -279,3 +279,19 @@ describeWithPostgres('webhooks (PostgreSQL, a local receiver)', () => {
     });
   });
 });
+
+describeWithPostgres('webhooks without WEBHOOK_SECRETS_KEY on PostgreSQL', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ env: { WEBHOOK_SECRETS_KEY: '' } });
+  });
+  afterAll(() => service?.close());
+
+  it('refuses to make an endpoint, naming the setting, and writes nothing', async () => {
+    const app = await createApplication(service);
+    const res = await service.request('/webhooks/endpoints', json({ url: 'https://hooks.platform.example.com/x' }, basic(app)));
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 409, service_code: 'webhooks_not_configured', message: expect.stringContaining('WEBHOOK_SECRETS_KEY') });
+    expect((await service.app.get(DataSource).query(`SELECT count(*)::int AS n FROM webhook_endpoints`))[0].n).toBe(0);
+  });
+});

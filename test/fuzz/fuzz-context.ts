@@ -22,6 +22,7 @@ export class FuzzContext {
   revokedToken: string;
   ops: FuzzTargets['ops'];
   connect: FuzzTargets['connect'];
+  webhooks: FuzzTargets['webhooks'];
 
   private constructor(
     readonly service: TestService,
@@ -45,6 +46,8 @@ export class FuzzContext {
       const automated = await setup.employer('sandbox_automated', 6);
       const assisted = await setup.employer('sandbox_assisted', 4);
       const context = new FuzzContext(service, application, automated, assisted);
+      // Before the jobs below, so that their completions queue deliveries.
+      const endpoints = await setup.webhookEndpoints();
       await setup.fill(automated);
       await setup.fill(assisted);
       context.disposable = await setup.employer('sandbox_automated', 2);
@@ -54,6 +57,7 @@ export class FuzzContext {
       await setup.hrisEvents(automated);
       await setup.policy(automated);
       context.ops = await setup.opsIds();
+      context.webhooks = { ...endpoints, deliveryIds: await setup.webhookDeliveryIds(endpoints.endpointIds[0]) };
       context.connect = await setup.connectFlow();
       return context;
     } catch (error) {
@@ -89,6 +93,7 @@ export class FuzzContext {
       application: { clientId: this.application.client_id, clientSecret: this.application.client_secret },
       connect: this.connect,
       ops: this.ops,
+      webhooks: this.webhooks,
     };
   }
 
@@ -226,6 +231,22 @@ class Setup {
       },
       200,
     );
+  }
+
+  /** Endpoints at a port nobody answers on: their deliveries fail and stay to be read and resent. */
+  async webhookEndpoints(): Promise<Omit<FuzzTargets['webhooks'], 'deliveryIds'>> {
+    const create = async (event_types?: string[]) =>
+      (await this.call('POST', '/webhooks/endpoints', { headers: basic(this.application), body: { url: 'http://127.0.0.1:9/fuzz', event_types } }, 201)).body.id as string;
+    return { endpointIds: [await create()], deletableEndpointIds: [await create(['account.updated']), await create(['account.updated'])] };
+  }
+
+  async webhookDeliveryIds(endpointId: string): Promise<string[]> {
+    return expectEventually(async () => {
+      const res = await this.call('GET', `/webhooks/endpoints/${endpointId}/deliveries`, { headers: basic(this.application) }, 200);
+      const ids = (res.body.data as { id: string }[]).map((d) => d.id);
+      if (ids.length === 0) throw new Error('fuzz setup: no webhook delivery yet');
+      return ids;
+    });
   }
 
   async opsIds(): Promise<FuzzTargets['ops']> {

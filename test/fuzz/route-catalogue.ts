@@ -28,13 +28,19 @@ export interface FuzzTargets {
     connectionIds: string[];
     policyIds: string[];
   };
+  webhooks: {
+    endpointIds: string[];
+    /** Endpoints made to be deleted, so DELETE's valid cases leave the others in place. */
+    deletableEndpointIds: string[];
+    deliveryIds: string[];
+  };
 }
 
 /** none: public; bearer: an employer's access token; application: client id and secret (Basic); ops: the ops credentials (Basic). */
 export type RouteAuth = 'none' | 'bearer' | 'application' | 'ops';
 
 export interface FuzzRoute {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Fastify's template, e.g. /employer/benefits/:benefit_id */
   path: string;
   auth: RouteAuth;
@@ -275,6 +281,31 @@ export const ROUTES: FuzzRoute[] = [
   // HRIS events
   { method: 'POST', path: '/hris/events', auth: 'application', body: 'json', valid: hired },
 
+  // Webhooks
+  { method: 'GET', path: '/webhooks/event-types', auth: 'application' },
+  { method: 'POST', path: '/webhooks/endpoints', auth: 'application', body: 'json', valid: () => ({ url: 'http://127.0.0.1:9/fuzz', event_types: ['account.updated'], max_concurrency: 2 }) },
+  { method: 'GET', path: '/webhooks/endpoints', auth: 'application' },
+  { method: 'GET', path: '/webhooks/endpoints/:endpoint_id', auth: 'application', ids: { endpoint_id: (t) => t.webhooks.endpointIds } },
+  {
+    method: 'PATCH',
+    path: '/webhooks/endpoints/:endpoint_id',
+    auth: 'application',
+    body: 'json',
+    ids: { endpoint_id: (t) => t.webhooks.endpointIds },
+    valid: () => ({ description: 'fuzzed', ordered_by_connection: true, max_concurrency: 3 }),
+  },
+  { method: 'DELETE', path: '/webhooks/endpoints/:endpoint_id', auth: 'application', ids: { endpoint_id: (t) => t.webhooks.deletableEndpointIds } },
+  { method: 'POST', path: '/webhooks/endpoints/:endpoint_id/rotate-secret', auth: 'application', ids: { endpoint_id: (t) => t.webhooks.endpointIds } },
+  {
+    method: 'GET',
+    path: '/webhooks/endpoints/:endpoint_id/deliveries',
+    auth: 'application',
+    ids: { endpoint_id: (t) => t.webhooks.endpointIds },
+    query: () => [['status', 'pending'], ['limit', '5'], ['offset', '0']],
+  },
+  { method: 'GET', path: '/webhooks/deliveries/:delivery_id', auth: 'application', ids: { delivery_id: (t) => t.webhooks.deliveryIds } },
+  { method: 'POST', path: '/webhooks/deliveries/:delivery_id/resend', auth: 'application', ids: { delivery_id: (t) => t.webhooks.deliveryIds } },
+
   // Ops dashboard and API
   { method: 'GET', path: '/ops', auth: 'none' },
   { method: 'GET', path: '/ops/assets/dashboard.js', auth: 'none' },
@@ -296,6 +327,15 @@ export const ROUTES: FuzzRoute[] = [
   { method: 'POST', path: '/ops/api/dead-letters/:dead_letter_id/discard', auth: 'ops', body: 'json', ids: { dead_letter_id: (t) => t.ops.deadLetterIds }, valid: () => ({ note: 'cannot apply' }) },
   { method: 'GET', path: '/ops/api/connections', auth: 'ops', query: () => [['status', 'connected'], ['provider_id', 'sandbox_automated'], ['limit', '5']] },
   { method: 'GET', path: '/ops/api/connections/:connection_id', auth: 'ops', ids: { connection_id: (t) => t.ops.connectionIds } },
+  { method: 'GET', path: '/ops/api/webhooks/endpoints', auth: 'ops' },
+  {
+    method: 'GET',
+    path: '/ops/api/webhooks/deliveries',
+    auth: 'ops',
+    query: (t) => [['status', 'failed'], ['endpoint_id', t.webhooks.endpointIds[0]], ['application_id', t.application.clientId], ['limit', '5']],
+  },
+  { method: 'GET', path: '/ops/api/webhooks/deliveries/:delivery_id', auth: 'ops', ids: { delivery_id: (t) => t.webhooks.deliveryIds } },
+  { method: 'POST', path: '/ops/api/webhooks/deliveries/:delivery_id/resend', auth: 'ops', ids: { delivery_id: (t) => t.webhooks.deliveryIds } },
   { method: 'GET', path: '/ops/api/audit', auth: 'ops', query: (t) => [['target_type', 'task'], ['target_id', t.ops.taskIds[0] ?? 'x'], ['actor', 'ops'], ['action', 'task.complete']] },
   {
     method: 'POST',

@@ -41,6 +41,9 @@
   const DUE_STATES = ['on_time', 'due_today', 'overdue'];
   const DEAD_LETTER_STATUSES = ['open', 'replayed', 'discarded'];
   const CONNECTION_STATUSES = ['connected', 'reauth', 'disconnected'];
+  const DELIVERY_STATUSES = ['failed', 'pending', 'delivered'];
+  // Webhook deliveries are numbered (a bigint), not UUIDs.
+  const DELIVERY_ID = /^\d{1,18}$/;
   const AGE_BUCKETS = [
     ['under_1m', 'Under 1 min'],
     ['1m_to_15m', '1–15 min'],
@@ -594,9 +597,11 @@
 
   /**
    * A filter form for a list: each filter is a select (options) or a text field (check returns
-   * an error message or null). Submitting moves to the route with the new query (offset reset).
+   * an error message or null). Submitting moves to the route with the new query (offset reset);
+   * the query names in `keep` are set elsewhere on the view (tabs) and carried over, Clear included.
    */
-  function filterForm(path, filters, values, extraCheck) {
+  function filterForm(path, filters, values, extraCheck, keep = []) {
+    const kept = () => Object.fromEntries(keep.map((name) => [name, values.get(name) || undefined]));
     const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filters', novalidate: true });
     const inputs = {};
     const errors = {};
@@ -630,12 +635,12 @@
         'div',
         { class: 'actions' },
         h('button', { type: 'submit', class: 'primary', 'data-focus-key': 'filter-apply' }, 'Apply filters'),
-        h('button', { type: 'button', 'data-focus-key': 'filter-clear', onclick: () => navigate(hrefOf(path, {})) }, 'Clear'),
+        h('button', { type: 'button', 'data-focus-key': 'filter-clear', onclick: () => navigate(hrefOf(path, kept())) }, 'Clear'),
       ),
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      const next = {};
+      const next = kept();
       let firstBad = null;
       for (const f of filters) {
         const value = inputs[f.name].value.trim();
@@ -665,6 +670,7 @@
     });
     /** Back/forward: the fields show the route's query again. */
     form.syncFrom = (params) => {
+      values = params;
       for (const f of filters) {
         if (f.options) fillSelect(inputs[f.name], f, params.get(f.name) || '');
         else inputs[f.name].value = params.get(f.name) || '';
@@ -745,7 +751,7 @@
     };
   }
 
-  /** A view of one item by id (saga, job, task, dead letter, connection). */
+  /** A view of one item by id (saga, job, task, dead letter, connection; a webhook delivery by its number). */
   function detailView(spec) {
     return {
       title: spec.title,
@@ -754,8 +760,8 @@
         const id = routeInfo.id;
         const body = h('div');
         fill(container, heading(`${spec.title} ${shortId(id)}`, [link(`#${spec.backPath}`, spec.backLabel), ' / ', h('span', { class: 'mono' }, id)]), body);
-        if (!UUID.test(id)) {
-          fill(body, h('p', { class: 'error' }, `“${id}” is not a ${spec.title.toLowerCase()} id (a UUID).`));
+        if (!(spec.idPattern || UUID).test(id)) {
+          fill(body, h('p', { class: 'error' }, `“${id}” is not a ${spec.title.toLowerCase()} id (${spec.idKind || 'a UUID'}).`));
           return null;
         }
         const controller = {
@@ -1474,6 +1480,262 @@
     },
   });
 
+  // --- Webhooks
+
+  const endpointLabel = (e) => `${e.application_name} — ${e.url}`;
+  const endpointsById = (list) => new Map(list.map((e) => [e.id, e]));
+
+  /** The banner of a disabled endpoint: what, whose, since when and why, above everything else. */
+  function disabledNotice(e) {
+    return h(
+      'li',
+      { class: 'notice' },
+      h('strong', null, 'Endpoint '),
+      h('span', { class: 'mono' }, e.url),
+      ' of ',
+      h('strong', null, e.application_name),
+      ' disabled',
+      e.disabled_at ? [' ', utc(e.disabled_at)] : null,
+      ': ',
+      // The service writes a reason when it disables one itself; an application that turns its own off gives none.
+      e.disabled_reason || 'turned off by its application.',
+      ' ',
+      link(hrefOf('/webhooks', { endpoint_id: e.id }), 'Its deliveries'),
+    );
+  }
+
+  function disabledNotices(list) {
+    const disabled = list.filter((e) => !e.enabled);
+    return disabled.length ? h('ul', { class: 'notices', 'aria-label': 'Disabled webhook endpoints' }, disabled.map(disabledNotice)) : null;
+  }
+
+  /** Enabled or disabled, and a warning while an enabled endpoint keeps failing. */
+  function endpointState(e) {
+    if (!e.enabled) return badge('disabled');
+    return [
+      badge('enabled'),
+      e.failing_since ? [' ', h('span', { class: 'badge badge-failing', title: `Every delivery has failed since ${e.failing_since}` }, '⚠ failing')] : null,
+    ];
+  }
+
+  /** A count that opens the endpoint's deliveries of that status. */
+  const countLink = (e, status) =>
+    e[status] > 0 ? link(hrefOf('/webhooks', { status, endpoint_id: e.id }), String(e[status]), { 'aria-label': `${words(status)} deliveries to ${e.url}: ${e[status]}` }) : '0';
+
+  function endpointsTable(list) {
+    return table('Webhook endpoints', [
+      { header: 'Application', cell: (e) => h('span', { title: e.application_id }, e.application_name) },
+      {
+        header: 'URL',
+        cellClass: 'url',
+        cell: (e) => [
+          link(hrefOf('/webhooks', { endpoint_id: e.id }), e.url, { class: 'mono', title: `Deliveries to ${e.url}`, 'data-focus-key': `endpoint:${e.id}` }),
+          e.description ? h('span', { class: 'endpoint-description' }, e.description) : null,
+        ],
+      },
+      { header: 'State', cell: endpointState },
+      { header: 'Pending', num: true, cell: (e) => countLink(e, 'pending') },
+      { header: 'Failed', num: true, cell: (e) => countLink(e, 'failed') },
+      { header: 'Delivered', num: true, cell: (e) => countLink(e, 'delivered') },
+      { header: 'Last delivered', cell: (e) => utc(e.last_delivered_at) },
+      { header: 'Failing since', cell: (e) => utc(e.failing_since) },
+    ], list, (e) => ({ 'data-endpoint-id': e.id }));
+  }
+
+  /** Resend of a finished delivery; `after` gets the delivery as the service now holds it (pending). */
+  function resendButton(d, after) {
+    if (d.status !== 'delivered' && d.status !== 'failed') return null;
+    const button = h('button', { type: 'button', class: 'small', 'data-focus-key': `resend:${d.id}`, 'aria-label': `Resend delivery ${d.id}` }, 'Resend');
+    button.addEventListener('click', () =>
+      runAction(button, async () => {
+        const answer = await api(`/webhooks/deliveries/${encodeURIComponent(d.id)}/resend`, { method: 'POST' });
+        if (after) after(answer);
+        announce(`Delivery ${d.id} will be sent again.`);
+      }),
+    );
+    return button;
+  }
+
+  /** What the receiver said last: its status code, or that it did not answer (and why). */
+  const lastAnswer = (d) => (d.last_status_code !== null ? String(d.last_status_code) : d.last_error ? 'no answer' : '—');
+
+  const STATUS_TABS = [['', 'All'], ...DELIVERY_STATUSES.map((s) => [s, s[0].toUpperCase() + s.slice(1)])];
+
+  /** All / Failed / Pending / Delivered, each with its count (of the chosen endpoint, or of all). */
+  function statusTabs(params, list) {
+    const endpointId = params.get('endpoint_id') || undefined;
+    const status = params.get('status') || '';
+    const counted = endpointId ? list.filter((e) => e.id === endpointId) : list;
+    const total = (s) => counted.reduce((sum, e) => sum + (s ? e[s] : e.pending + e.failed + e.delivered), 0);
+    return h(
+      'nav',
+      { class: 'tabs', 'aria-label': 'Deliveries by status' },
+      h(
+        'ul',
+        null,
+        STATUS_TABS.map(([s, label]) =>
+          h('li', null, link(hrefOf('/webhooks', { status: s, endpoint_id: endpointId }), [label, ' ', h('span', { class: 'count' }, String(total(s)))], { 'aria-current': s === status ? 'page' : undefined, 'data-focus-key': `tab:${s}` })),
+        ),
+      ),
+    );
+  }
+
+  const webhooksView = {
+    title: 'Webhooks',
+    section: 'webhooks',
+    mount(container, routeInfo) {
+      let params = routeInfo.query;
+      let endpoints = [];
+      const form = filterForm(
+        '/webhooks',
+        [{ name: 'endpoint_id', label: 'Endpoint', options: () => endpoints.map((e) => [e.id, endpointLabel(e)]), any: 'Any endpoint' }],
+        params,
+        null,
+        ['status'],
+      );
+      const notices = h('div');
+      const endpointsPart = h('div');
+      const tabs = h('div');
+      const results = h('div', { 'aria-live': 'off' });
+      fill(
+        container,
+        heading('Webhooks'),
+        h('p', { class: 'muted' }, 'Every application’s endpoints, then their deliveries, newest first. A failed delivery is no longer retried: Resend sends it again, with the same event id.'),
+        notices,
+        h('h2', { id: 'wh-endpoints' }, 'Endpoints'),
+        endpointsPart,
+        h('h2', { id: 'wh-deliveries' }, 'Deliveries'),
+        tabs,
+        form,
+        results,
+      );
+      const controller = {
+        update(next) {
+          params = next.query;
+          form.syncFrom(params);
+        },
+        async load() {
+          const offset = Number(params.get('offset')) || 0;
+          const q = { status: params.get('status'), endpoint_id: params.get('endpoint_id'), limit: PAGE_SIZE, offset };
+          const [list, page] = await Promise.all([api('/webhooks/endpoints'), api(`/webhooks/deliveries${query(q)}`)]);
+          return { endpoints: list.data, page };
+        },
+        render({ endpoints: list, page }) {
+          endpoints = list;
+          form.refreshChoices();
+          const byId = endpointsById(list);
+          fill(notices, disabledNotices(list));
+          fill(endpointsPart, endpointsTable(list));
+          fill(tabs, statusTabs(params, list));
+          const q = { status: params.get('status'), endpoint_id: params.get('endpoint_id') };
+          fill(
+            results,
+            table('Webhook deliveries', [
+              { header: 'Delivery', cell: (d) => link(`#/webhooks/${encodeURIComponent(d.id)}`, d.id, { class: 'mono', 'data-focus-key': `delivery:${d.id}` }) },
+              { header: 'Event type', cell: (d) => d.event_type },
+              { header: 'Status', cell: (d) => badge(d.status) },
+              { header: 'Attempts', num: true, cell: (d) => String(d.attempts) },
+              { header: 'Last answer', cell: lastAnswer },
+              { header: 'Error', cellClass: 'reason', cell: (d) => dash(d.last_error) },
+              { header: 'Next attempt', cell: (d) => utc(d.next_attempt_at) },
+              {
+                header: 'Endpoint',
+                cellClass: 'url',
+                cell: (d) => {
+                  const e = byId.get(d.endpoint_id);
+                  return e ? [h('span', null, e.application_name), ' ', h('span', { class: 'mono muted' }, e.url)] : h('span', { class: 'mono', title: d.endpoint_id }, shortId(d.endpoint_id));
+                },
+              },
+              { header: 'Connection', cell: (d) => idLink('/connections', d.connection_id) },
+              { header: 'Created', cell: (d) => utc(d.created_at) },
+              { header: 'Ended', cell: (d) => utc(d.completed_at) },
+              { header: 'Actions', cell: (d) => resendButton(d) || '—' },
+            ], page.data),
+            pager('/webhooks', q, page.paging, page.data.length),
+          );
+        },
+        announceLoaded({ page }) {
+          announce(`Webhook deliveries: ${page.paging.count} found.`);
+        },
+      };
+      return controller;
+    },
+  };
+
+  /** The body as sent, indented to read; as it is if it is not JSON. */
+  function prettyBody(text) {
+    try {
+      return JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      return String(text ?? '');
+    }
+  }
+
+  const deliveryDetail = detailView({
+    title: 'Webhook delivery',
+    section: 'webhooks',
+    backPath: '/webhooks?status=failed',
+    backLabel: 'Webhooks',
+    endpoint: '/webhooks/deliveries',
+    idPattern: DELIVERY_ID,
+    idKind: 'a number',
+    // The delivery names its endpoint by id; the endpoints list has its URL, application and state.
+    async enrich(d) {
+      try {
+        const list = await api('/webhooks/endpoints');
+        return { ...d, endpoint: list.data.find((e) => e.id === d.endpoint_id) || null };
+      } catch (error) {
+        if (error instanceof SignedOut) throw error;
+        return { ...d, endpoint: null };
+      }
+    },
+    render: (d, controller) => {
+      const e = d.endpoint;
+      // Resend answers with the delivery now pending: shown at once, before the reload that follows.
+      const showResent = (answer) => controller.render({ ...answer, endpoint: e });
+      const attempts = [...d.recent_attempts].reverse();
+      return [
+        e && !e.enabled ? h('ul', { class: 'notices', 'aria-label': 'Disabled webhook endpoints' }, disabledNotice(e)) : null,
+        h(
+          'section',
+          { class: 'panel', 'aria-labelledby': 'delivery-summary' },
+          h('h2', { id: 'delivery-summary' }, 'Summary'),
+          facts([
+            ['Status', h('span', { id: 'delivery-status' }, badge(d.status))],
+            ['Event type', d.event_type],
+            ['Event id', h('span', { class: 'mono', id: 'delivery-event-id' }, d.event_id)],
+            [
+              'Endpoint',
+              e
+                ? [link(hrefOf('/webhooks', { endpoint_id: e.id }), e.url, { class: 'mono' }), ` of ${e.application_name} `, endpointState(e)]
+                : h('span', { class: 'mono' }, d.endpoint_id),
+            ],
+            ['Connection', link(`#/connections/${encodeURIComponent(d.connection_id)}`, d.connection_id, { class: 'mono' })],
+            ['Attempts', String(d.attempts)],
+            ['Next attempt', utc(d.next_attempt_at)],
+            ['Last answer', lastAnswer(d)],
+            ['Last error', d.last_error],
+            ['Created', utc(d.created_at)],
+            ['Ended', utc(d.completed_at)],
+          ]),
+          h('p', { class: 'actions' }, resendButton(d, showResent), link(hrefOf('/audit', { target_type: 'webhook_delivery', target_id: d.id }), 'Audit trail of this delivery')),
+        ),
+        h('h2', null, `Attempts (${d.recent_attempts.length}, newest first)`),
+        attempts.length === 0
+          ? h('p', { class: 'muted' }, 'Not attempted yet.')
+          : table('Attempts', [
+              { header: 'When', cell: (a) => utc(a.attempted_at) },
+              { header: 'Status code', cell: (a) => (a.status_code === null ? h('span', { class: 'badge badge-failed' }, 'no answer') : String(a.status_code)) },
+              { header: 'Latency (ms)', num: true, cell: (a) => String(a.latency_ms) },
+              { header: 'Error', cellClass: 'reason', cell: (a) => dash(a.error) },
+              { header: 'Response excerpt', cellClass: 'excerpt', cell: (a) => (a.response_excerpt ? h('span', { class: 'mono' }, a.response_excerpt) : '—') },
+            ], attempts),
+        h('h2', null, 'Body'),
+        h('pre', { class: 'json', id: 'delivery-body', tabindex: '0', 'aria-label': 'Body' }, prettyBody(d.body)),
+      ];
+    },
+  });
+
   // --- Policies (read only)
 
   function configurationSummary(configuration) {
@@ -1512,7 +1774,12 @@
 
   // --- Audit
 
-  const AUDIT_TARGETS = { job: '/jobs', task: '/tasks', dead_letter: '/dead-letters', saga: '/sagas', connection: '/connections' };
+  const AUDIT_TARGETS = { job: '/jobs', task: '/tasks', dead_letter: '/dead-letters', saga: '/sagas', connection: '/connections', webhook_delivery: '/webhooks' };
+  const AUDIT_IDS = { webhook_delivery: DELIVERY_ID };
+  const auditTarget = (a) => {
+    const path = AUDIT_TARGETS[a.target_type];
+    return path && (AUDIT_IDS[a.target_type] || UUID).test(a.target_id) ? idLink(path, a.target_id) : h('span', { class: 'mono' }, a.target_id);
+  };
 
   const auditView = listView({
     title: 'Audit log',
@@ -1532,7 +1799,7 @@
       { header: 'Action', cell: (a) => a.action },
       {
         header: 'Target',
-        cell: (a) => [words(a.target_type), ' ', AUDIT_TARGETS[a.target_type] && UUID.test(a.target_id) ? idLink(AUDIT_TARGETS[a.target_type], a.target_id) : h('span', { class: 'mono' }, a.target_id)],
+        cell: (a) => [words(a.target_type), ' ', auditTarget(a)],
       },
       { header: 'Detail', cellClass: 'reason', cell: (a) => compact(a.detail) || '—' },
     ],
@@ -1554,6 +1821,7 @@
     tasks: { list: tasksView, detail: taskDetail },
     'dead-letters': { list: deadLettersView, detail: deadLetterDetail },
     connections: { list: connectionsView, detail: connectionDetail },
+    webhooks: { list: webhooksView, detail: deliveryDetail },
     policies: { list: policiesView },
     audit: { list: auditView },
   };
