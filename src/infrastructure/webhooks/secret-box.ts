@@ -27,9 +27,11 @@ export class SecretBox {
     const [version, keyId, iv, tag, data] = sealed.split('.');
     if (version !== 'v1' || data === undefined) throw new SecretBoxError('the stored signing secret is not in a known form');
     if (keyId !== this.keyId) throw new SecretBoxError('the signing secret was sealed under another WEBHOOK_SECRETS_KEY');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     try {
+      // authTagLength: without it GCM checks only the bytes of a shortened tag, so a tag cut to
+      // its first bytes would pass. Inside the try: a malformed IV or tag is damaged data too.
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
     } catch {
       throw new SecretBoxError('the stored signing secret failed its integrity check');
