@@ -26,8 +26,6 @@ export interface WebhookDispatcherSettings {
 
 export const WEBHOOK_DISPATCHER_SETTINGS = Symbol('WebhookDispatcherSettings');
 
-/** How often results are written together: attempts finishing close together cost one statement. */
-const FLUSH_MS = 10;
 /** With no enabled endpoint anywhere, how often to look again. */
 const IDLE_POLL_MS = 2_000;
 
@@ -47,6 +45,7 @@ export class WebhookDispatcher {
   private loop: Promise<void> | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private results: AttemptResult[] = [];
+  private waiting: (() => void)[] = [];
   private flushing: Promise<void> | undefined;
   private lastPurge = 0;
 
@@ -83,7 +82,7 @@ export class WebhookDispatcher {
     this.signal.nudge();
     await this.loop;
     await Promise.allSettled(this.inFlight.values());
-    await this.flush();
+    await this.flushing;
   }
 
   /** Wakes the loop: work may be due (a resend, a new endpoint). */
@@ -166,30 +165,43 @@ export class WebhookDispatcher {
     };
   }
 
-  /** Waits for the write that carries this attempt's result, batching with its neighbours. */
-  private async scheduleFlush(): Promise<void> {
-    if (!this.flushing) {
-      this.flushing = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_MS)).then(() => {
-        this.flushing = undefined;
-        return this.flush();
-      });
-    }
-    await this.flushing;
+  /**
+   * Waits for the write that carries this attempt's result. Group commit: with no write under
+   * way, this result is written at once; results that end while one is under way go together in
+   * the next, so a busy dispatcher writes in batches and an idle one adds no delay.
+   */
+  private scheduleFlush(): Promise<void> {
+    const written = this.nextFlushed();
+    this.flushing ??= this.flushLoop();
+    return written;
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.results;
-    this.results = [];
-    if (batch.length === 0) return;
+  /** Resolves once every result queued so far is written (or given up for this round). */
+  private nextFlushed(): Promise<void> {
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.results.length > 0) {
+      const batch = this.results;
+      const waiting = this.waiting;
+      this.results = [];
+      this.waiting = [];
+      await this.flush(batch);
+      for (const resolve of waiting) resolve();
+    }
+    // In the same turn as the last look at `results`: a result queued after it starts a new loop.
+    this.flushing = undefined;
+  }
+
+  private async flush(batch: AttemptResult[]): Promise<void> {
     try {
       const disabled = await this.queue.record(this.holder, batch, this.settings.disableAfterMs);
       for (const d of disabled) this.logger.warn(`webhook endpoint ${d.id} disabled: ${d.reason}`);
     } catch (error) {
-      // Kept for the next write; if that never comes, the leases lapse and the deliveries go again.
+      // The slots are let go all the same: their leases lapse and the deliveries go again.
       this.logger.warn(`recording ${batch.length} webhook attempts failed: ${(error as Error).message}`);
-      this.results.unshift(...batch);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      if (this.running) void this.scheduleFlush();
     }
   }
 

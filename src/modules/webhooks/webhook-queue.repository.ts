@@ -79,7 +79,7 @@ export class WebhookQueueRepository {
       `WITH room AS (
          SELECT e.id, e.ordered_by_connection,
                 e.max_concurrency - (SELECT count(*) FROM webhook_deliveries f
-                                     WHERE f.endpoint_id = e.id AND f.status = 'pending' AND f.lease_until > now())::int AS free
+                                     WHERE f.endpoint_id = e.id AND f.status = 'pending' AND f.leased_by IS NOT NULL AND f.lease_until > now())::int AS free
          FROM webhook_endpoints e
          WHERE e.enabled AND EXISTS (
            SELECT 1 FROM webhook_deliveries d

@@ -81,7 +81,10 @@ export class Webhooks1797000000000 implements MigrationInterface {
         completed_at      timestamptz,
         UNIQUE (endpoint_id, event_id)
       )`);
-    await q.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`);
+    // Leasing reads each endpoint's due deliveries in order, and counts its leased ones for the
+    // cap: both by index, whatever the statistics say (a burst into a table analysed empty).
+    await q.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending'`);
+    await q.query(`CREATE INDEX webhook_deliveries_leased_idx ON webhook_deliveries (endpoint_id, lease_until) WHERE status = 'pending' AND leased_by IS NOT NULL`);
     await q.query(`CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, id DESC)`);
     await q.query(`CREATE INDEX webhook_deliveries_order_idx ON webhook_deliveries (endpoint_id, connection_id, id) WHERE status = 'pending'`);
     await q.query(`CREATE INDEX webhook_deliveries_failed_idx ON webhook_deliveries (completed_at DESC) WHERE status = 'failed'`);
