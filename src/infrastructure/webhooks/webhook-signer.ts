@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
  */
 export function signatureHeaders(eventId: string, timestamp: Date, body: string, secrets: readonly string[]): Record<string, string> {
   const seconds = String(Math.floor(timestamp.getTime() / 1000));
-  const signature = secrets.map((secret) => new Webhook(secret).sign(eventId, timestamp, body)).join(' ');
+  const signature = secrets.map((secret) => signerOf(secret).sign(eventId, timestamp, body)).join(' ');
   return {
     'webhook-id': eventId,
     'webhook-timestamp': seconds,
@@ -17,4 +17,17 @@ export function signatureHeaders(eventId: string, timestamp: Date, body: string,
     'finch-timestamp': seconds,
     'finch-signature': signature,
   };
+}
+
+/** Signers by secret: building one decodes the secret, which every attempt would repeat. */
+const signers = new Map<string, Webhook>();
+
+function signerOf(secret: string): Webhook {
+  let signer = signers.get(secret);
+  if (!signer) {
+    if (signers.size >= 10_000) signers.clear();
+    signer = new Webhook(secret);
+    signers.set(secret, signer);
+  }
+  return signer;
 }

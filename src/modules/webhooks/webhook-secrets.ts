@@ -7,6 +7,8 @@ import { DomainError } from '../../domain/shared/domain-error';
 import { newSigningSecret, SecretBox } from '../../infrastructure/webhooks/secret-box';
 
 const KEY_FILE = 'webhook-secrets.key';
+/** Opened secrets kept in memory: two per endpoint at most, so a few thousand endpoints. */
+const OPENED_KEPT = 10_000;
 
 /**
  * The key that seals signing secrets: WEBHOOK_SECRETS_KEY, or with the embedded database a key
@@ -17,6 +19,7 @@ const KEY_FILE = 'webhook-secrets.key';
 @Injectable()
 export class WebhookSecrets {
   private box: SecretBox | undefined;
+  private readonly opened = new Map<string, string>();
 
   constructor(private readonly config: AppConfig) {}
 
@@ -26,8 +29,15 @@ export class WebhookSecrets {
     return { secret, sealed: this.keyBox().seal(secret) };
   }
 
+  /** Opened once per sealed form: every attempt needs it, and it only changes by rotation. */
   open(sealed: string): string {
-    return this.keyBox().open(sealed);
+    let secret = this.opened.get(sealed);
+    if (secret === undefined) {
+      secret = this.keyBox().open(sealed);
+      if (this.opened.size >= OPENED_KEPT) this.opened.clear();
+      this.opened.set(sealed, secret);
+    }
+    return secret;
   }
 
   private keyBox(): SecretBox {

@@ -113,7 +113,7 @@ export class Webhooks1797000000000 implements MigrationInterface {
       RETURNS integer LANGUAGE plpgsql AS $$
       DECLARE queued integer;
       BEGIN
-        IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled) THEN RETURN 0; END IF;
+        IF coalesce(cardinality(p_types), 0) = 0 OR NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled) THEN RETURN 0; END IF;
         WITH candidate AS MATERIALIZED (
           SELECT gen_random_uuid() AS id, c.application_id, c.company_id, c.account_id, u.connection_id, u.entity_id, u.event_type, u.data, u.ord
           FROM unnest(p_connection_ids, p_entity_ids, p_types, p_data) WITH ORDINALITY AS u (connection_id, entity_id, event_type, data, ord)
@@ -131,6 +131,50 @@ export class Webhooks1797000000000 implements MigrationInterface {
         GET DIAGNOSTICS queued = ROW_COUNT;
         RETURN queued;
       END $$`);
+
+    // Leasing: due deliveries up to each endpoint's free room (its cap less what is leased),
+    // endpoints locked while counted (`FOR UPDATE SKIP LOCKED`: another instance leasing from one
+    // skips it), ordered endpoints one delivery per connection at a time. `enable_seqscan = off`
+    // for this statement only: a queue analysed while empty would otherwise be scanned whole
+    // per leased row (measured: 300 deliveries/s instead of 5,000) until autovacuum analyses it.
+    await q.query(`
+      CREATE FUNCTION webhook_lease(p_holder text, p_lease_ms bigint, p_limit integer)
+      RETURNS TABLE (id text, endpoint_id uuid, url text, sandbox boolean, secret_sealed text, previous_secret_sealed text,
+                     attempts integer, retry_from timestamptz, leased_at timestamptz, event_id uuid, event_type text,
+                     connection_id uuid, company_id uuid, account_id uuid, entity_id uuid, data jsonb, event_created_at timestamptz)
+      LANGUAGE sql SET enable_seqscan = off AS $$
+        WITH room AS (
+          SELECT e.id, e.ordered_by_connection,
+                 e.max_concurrency - (SELECT count(*) FROM webhook_deliveries f
+                                      WHERE f.endpoint_id = e.id AND f.status = 'pending' AND f.leased_by IS NOT NULL AND f.lease_until > now())::int AS free
+          FROM webhook_endpoints e
+          WHERE e.enabled AND EXISTS (
+            SELECT 1 FROM webhook_deliveries d
+            WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now()))
+          ORDER BY random()
+          LIMIT 100
+          FOR UPDATE OF e SKIP LOCKED
+        ), due AS (
+          SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS n
+          FROM room r
+          CROSS JOIN LATERAL (
+            SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+            WHERE d.endpoint_id = r.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+              AND (d.lease_until IS NULL OR d.lease_until < now())
+              AND (NOT r.ordered_by_connection OR NOT EXISTS (
+                SELECT 1 FROM webhook_deliveries p
+                WHERE p.endpoint_id = d.endpoint_id AND p.connection_id = d.connection_id AND p.status = 'pending' AND p.id < d.id))
+            ORDER BY d.next_attempt_at, d.id
+            LIMIT greatest(r.free, 0)) d
+        )
+        UPDATE webhook_deliveries w SET leased_by = p_holder, lease_until = now() + p_lease_ms * interval '1 millisecond'
+        FROM due, webhook_endpoints e, applications a, webhook_events v
+        WHERE w.id = due.id AND due.n <= p_limit AND e.id = w.endpoint_id AND a.id = e.application_id AND v.id = w.event_id
+        RETURNING w.id::text, w.endpoint_id, e.url, a.sandbox, e.secret_sealed,
+          CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_sealed END,
+          w.attempts, w.retry_from, now(),
+          v.id, v.event_type, v.connection_id, v.company_id, v.account_id, v.entity_id, v.data, v.created_at
+      $$`);
 
     // Jobs: a job that reaches a final status (set by an update, or inserted already final).
     const jobEvents = (source: string, where: string) => `
@@ -228,6 +272,7 @@ export class Webhooks1797000000000 implements MigrationInterface {
     ]) {
       await q.query(`DROP FUNCTION ${fn}()`);
     }
+    await q.query(`DROP FUNCTION webhook_lease(text, bigint, integer)`);
     await q.query(`DROP FUNCTION webhook_enqueue(uuid[], uuid[], text[], jsonb[])`);
     await q.query(`DROP TABLE webhook_attempts`);
     await q.query(`DROP TABLE webhook_deliveries`);
