@@ -4,6 +4,7 @@ import { StoredWebhookEvent } from '../../domain/webhooks/webhook-body';
 import { affectedCount } from '../../infrastructure/database/query-result';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 import { DeliveryStatus } from './dto/webhook-endpoint.dto';
+import { storedEventOf } from './webhook-event-row';
 
 export interface WebhookEndpoint {
   id: string;
@@ -119,16 +120,7 @@ const deliveryOf = (r: any): WebhookDelivery => ({
   lastError: r.last_error,
   createdAt: r.created_at,
   completedAt: r.completed_at,
-  event: {
-    id: r.event_id,
-    eventType: r.event_type,
-    connectionId: r.connection_id,
-    companyId: r.company_id,
-    accountId: r.account_id,
-    entityId: r.entity_id,
-    data: r.data,
-    createdAt: r.event_created_at,
-  },
+  event: storedEventOf(r),
 });
 /* eslint-enable @typescript-eslint/no-explicit-any */
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { StoredWebhookEvent } from '../../domain/webhooks/webhook-body';
+import { storedEventOf, WebhookEventColumns } from './webhook-event-row';
 import { affectedCount, returnedRows } from '../../infrastructure/database/query-result';
 
 /** A delivery leased for one attempt, with what the attempt needs to sign and send it. */
@@ -39,7 +40,7 @@ export interface LeaseRequest {
   leaseMs: number;
 }
 
-interface LeasedRow {
+interface LeasedRow extends WebhookEventColumns {
   id: string;
   endpoint_id: string;
   url: string;
@@ -49,14 +50,6 @@ interface LeasedRow {
   attempts: number;
   retry_from: Date;
   leased_at: Date;
-  event_id: string;
-  event_type: string;
-  connection_id: string;
-  company_id: string;
-  account_id: string;
-  entity_id: string | null;
-  data: Record<string, unknown> | null;
-  event_created_at: Date;
 }
 
 /**
@@ -86,16 +79,7 @@ export class WebhookQueueRepository {
       attempts: r.attempts,
       retryFrom: r.retry_from,
       leasedAt: r.leased_at,
-      event: {
-        id: r.event_id,
-        eventType: r.event_type,
-        connectionId: r.connection_id,
-        companyId: r.company_id,
-        accountId: r.account_id,
-        entityId: r.entity_id,
-        data: r.data,
-        createdAt: r.event_created_at,
-      },
+      event: storedEventOf(r),
     }));
   }
 
