@@ -136,6 +136,28 @@ export class AppConfig {
   KAFKA_TOPIC_PARTITIONS = 6;
 
   /**
+   * Replicas of each topic the service creates. Unset: 3 when the cluster has three brokers or
+   * more, else 1. Topics that exist are left as they are (a warning names one with fewer).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsOptional()
+  @IsInt({ message: 'KAFKA_REPLICATION_FACTOR must be a whole number from 1 to 15' })
+  @Min(1, { message: 'KAFKA_REPLICATION_FACTOR must be a whole number from 1 to 15' })
+  @Max(15, { message: 'KAFKA_REPLICATION_FACTOR must be a whole number from 1 to 15' })
+  KAFKA_REPLICATION_FACTOR?: number;
+
+  /**
+   * `min.insync.replicas` of the topics the service creates: with `acks=all`, a write needs this
+   * many replicas in sync. Unset: 2 when replicated 3 times or more, else 1.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsOptional()
+  @IsInt({ message: 'KAFKA_MIN_INSYNC_REPLICAS must be a whole number from 1 to 15' })
+  @Min(1, { message: 'KAFKA_MIN_INSYNC_REPLICAS must be a whole number from 1 to 15' })
+  @Max(15, { message: 'KAFKA_MIN_INSYNC_REPLICAS must be a whole number from 1 to 15' })
+  KAFKA_MIN_INSYNC_REPLICAS?: number;
+
+  /**
    * Consecutive messages of a partition the consumer applies in one transaction, set-wise (a
    * few statements per table for the whole run; 1: one transaction per message). Larger
    * batches cost less per message but hold their locks longer.
@@ -550,7 +572,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY', 'KAFKA_REPLICATION_FACTOR', 'KAFKA_MIN_INSYNC_REPLICAS'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }

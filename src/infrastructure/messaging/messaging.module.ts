@@ -25,7 +25,13 @@ function transportProviders(config: AppConfig): Provider[] {
       inject: [TopicNames],
       useFactory: (topics: TopicNames) =>
         new KafkaClient(
-          { brokers: config.kafkaBrokers, clientId: config.KAFKA_CLIENT_ID, topicPartitions: config.KAFKA_TOPIC_PARTITIONS },
+          {
+            brokers: config.kafkaBrokers,
+            clientId: config.KAFKA_CLIENT_ID,
+            topicPartitions: config.KAFKA_TOPIC_PARTITIONS,
+            replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+            minInSyncReplicas: config.KAFKA_MIN_INSYNC_REPLICAS,
+          },
           topics,
         ),
     },

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Admin, Kafka, logLevel, LogEntry, Producer } from 'kafkajs';
+import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, Producer } from 'kafkajs';
 import { TopicNames } from '../topics';
+import { ReplicationSettings, replicationFor, writeProblems } from './replication';
 
-export interface KafkaSettings {
+export interface KafkaSettings extends ReplicationSettings {
   brokers: string[];
   clientId: string;
   topicPartitions: number;
@@ -33,6 +34,8 @@ export class KafkaClient {
   // instead of leaking a second producer that close() never disconnects.
   private producerConnection: Promise<Producer> | undefined;
   private adminConnection: Promise<Admin> | undefined;
+  /** The topics this service ensured, with each one's `min.insync.replicas` as the broker has it. */
+  private readonly minInSync = new Map<string, number>();
 
   constructor(
     readonly settings: KafkaSettings,
@@ -79,33 +82,68 @@ export class KafkaClient {
     }
   }
 
-  /** Creates the logical topics that are missing; existing ones are left as they are. */
+  /**
+   * Creates the logical topics that are missing, replicated as the settings and the cluster's
+   * size say (replication.ts); existing ones are left as they are, with a warning when they have
+   * fewer replicas than wanted. Learns each topic's `min.insync.replicas` for `writeProblems`.
+   */
   async ensureTopics(logical: string[]): Promise<void> {
     const admin = await this.admin();
+    const { brokers } = await admin.describeCluster();
+    const replication = replicationFor(brokers.length, this.settings);
+    if ('error' in replication) throw new Error(replication.error);
+    const wanted = [...new Set(logical.map((t) => this.topics.physical(t)))];
     const existing = new Set(await admin.listTopics());
-    const missing = [...new Set(logical.map((t) => this.topics.physical(t)))].filter((t) => !existing.has(t));
-    if (missing.length === 0) return;
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({ topic, numPartitions: this.settings.topicPartitions })),
+    const missing = wanted.filter((t) => !existing.has(t));
+    if (missing.length > 0) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: this.settings.topicPartitions,
+          replicationFactor: replication.replicationFactor,
+          configEntries: [{ name: 'min.insync.replicas', value: String(replication.minInSyncReplicas) }],
+        })),
+      });
+      this.logger.log(
+        `created topics ${missing.join(', ')} (replication factor ${replication.replicationFactor}, min.insync.replicas ${replication.minInSyncReplicas})`,
+      );
+    }
+    const metadata = await admin.fetchTopicMetadata({ topics: wanted });
+    for (const topic of metadata.topics) {
+      const replicas = Math.min(...topic.partitions.map((p) => p.replicas.length));
+      if (replicas < replication.replicationFactor) {
+        this.logger.warn(`topic ${topic.name} has ${replicas} replica(s) per partition, fewer than the ${replication.replicationFactor} wanted: it was made before; reassign its partitions to replicate it`);
+      }
+    }
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: wanted.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })),
     });
-    this.logger.log(`created topics ${missing.join(', ')}`);
+    for (const resource of configs.resources) {
+      const entry = resource.configEntries.find((e) => e.configName === 'min.insync.replicas');
+      this.minInSync.set(resource.resourceName, Number(entry?.configValue ?? 1));
+    }
+  }
+
+  /**
+   * Why the service's topics cannot take writes now (no leader, or fewer replicas in sync than
+   * `min.insync.replicas`: with `acks=all` the broker refuses such writes); empty when they can.
+   */
+  async writeProblems(timeoutMs = 2_000): Promise<string[]> {
+    if (this.minInSync.size === 0) return [];
+    const admin = await this.admin();
+    const metadata = await withTimeout(admin.fetchTopicMetadata({ topics: [...this.minInSync.keys()] }), timeoutMs);
+    const partitions = metadata.topics.flatMap((t) =>
+      t.partitions.map((p) => ({ topic: t.name, partition: p.partitionId, leader: p.leader, isr: p.isr })),
+    );
+    return writeProblems(partitions, (topic) => this.minInSync.get(topic) ?? 1);
   }
 
   /** Answers whether the broker responds within `timeoutMs`; for readiness. */
   async ping(timeoutMs = 2_000): Promise<void> {
     const admin = await this.admin();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        admin.describeCluster(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`Kafka did not answer within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await withTimeout(admin.describeCluster(), timeoutMs);
   }
 
   async close(): Promise<void> {
@@ -117,5 +155,20 @@ export class KafkaClient {
       const client = await connection?.catch(() => undefined);
       await client?.disconnect();
     }
+  }
+}
+
+/** The promise's answer, or an error once `timeoutMs` has passed without one. */
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Kafka did not answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
