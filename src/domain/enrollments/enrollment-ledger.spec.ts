@@ -95,7 +95,14 @@ class Store {
       job.counts = counts;
     }
     for (const { job } of plan.endedJobs) this.jobs.get(job.id)!.status = job.status;
-    for (const row of plan.individuals) this.rows.set(row.individualId, structuredClone(row));
+    for (const row of plan.newIndividuals) {
+      if (this.rows.has(row.individualId)) throw new Error(`row ${row.individualId} is stored already`);
+      this.rows.set(row.individualId, structuredClone(row));
+    }
+    for (const row of plan.changedIndividuals) {
+      if (!this.rows.has(row.individualId)) throw new Error(`row ${row.individualId} is not stored`);
+      this.rows.set(row.individualId, structuredClone(row));
+    }
   }
 
   groupsOf(jobId: string): EnrollmentGroup[] {
@@ -284,7 +291,7 @@ describe('EnrollmentLedger', () => {
       expect(ledger.orderCheck(newer.groups[0].id)).toMatchObject({ ready: false, waitsFor: { groupId: older.groups[0].id } });
       ledger.submitting(newer.groups[0].id);
       expect(ledger.pendingChanges().changedGroups.map((g) => [g.id, g.state])).toEqual([[newer.groups[0].id, 'submitting']]);
-      expect(ledger.pendingChanges().individuals).toEqual([]);
+      expect(ledger.pendingChanges()).toMatchObject({ newIndividuals: [], changedIndividuals: [] });
       // Recording a result or opening a request without the rows would overwrite them with guesses.
       expect(() => withoutRows().processed(newer.groups[0].id, [ok('a')], NOW)).toThrow(/rows of benefit benefit-1 were not read/);
       expect(() => withoutRows().request(enroll([['a', TODAY, 300]], { occurredAt: NOW }), NOW)).toThrow(/were not read/);

@@ -137,7 +137,10 @@ export interface LedgerChanges {
   changedGroups: EnrollmentGroup[];
   /** Groups that ended before being submitted (every change taken over): their work is called off. */
   calledOffGroups: string[];
-  individuals: IndividualEnrollment[];
+  /** Enrollment rows made here: none was stored for these individuals. */
+  newIndividuals: IndividualEnrollment[];
+  /** Stored enrollment rows that changed. */
+  changedIndividuals: IndividualEnrollment[];
   /** Jobs whose individuals got results (their per-individual body grows as groups are processed). */
   progressedJobs: string[];
   endedJobs: { job: EnrollmentJob; reason: string | null }[];
@@ -153,16 +156,14 @@ export class EnrollmentLedger {
   private readonly groups = new Map<string, EnrollmentGroup>();
   private readonly jobs = new Map<string, EnrollmentJob>();
   private readonly events: EnrollmentEvent[] = [];
-  private readonly plan: Omit<LedgerChanges, 'benefitId' | 'progressedJobs'> = {
+  private readonly plan: Pick<LedgerChanges, 'newJobs' | 'newChanges' | 'calledOffGroups' | 'endedJobs'> = {
     newJobs: [],
     newChanges: [],
-    changedChanges: [],
-    changedGroups: [],
     calledOffGroups: [],
-    individuals: [],
     endedJobs: [],
   };
   private readonly dirtyIndividuals = new Set<string>();
+  private readonly newIndividualIds = new Set<string>();
   private readonly individualsRead: boolean;
   private readonly dirtyChanges = new Set<EnrollmentChange>();
   private readonly dirtyGroups = new Set<string>();
@@ -508,7 +509,8 @@ export class EnrollmentLedger {
       benefitId: this.benefit.id,
       changedChanges: [...this.dirtyChanges].filter((c) => !newChanges.has(c)),
       changedGroups: [...this.dirtyGroups].filter((id) => !this.newGroupIds.has(id)).map((id) => this.groups.get(id)!),
-      individuals: [...this.dirtyIndividuals].map((id) => this.individuals.get(id)!),
+      newIndividuals: [...this.dirtyIndividuals].filter((id) => this.newIndividualIds.has(id)).map((id) => this.individuals.get(id)!),
+      changedIndividuals: [...this.dirtyIndividuals].filter((id) => !this.newIndividualIds.has(id)).map((id) => this.individuals.get(id)!),
       progressedJobs: [...new Set([...this.dirtyChanges].filter((c) => c.result !== null).map((c) => c.jobId))],
     };
   }
@@ -533,6 +535,7 @@ export class EnrollmentLedger {
     if (!row) {
       row = { individualId, entityId: this.benefit.entityId, applied: [], occurredAt: null, latest: null };
       this.individuals.set(individualId, row);
+      this.newIndividualIds.add(individualId);
     }
     return row;
   }

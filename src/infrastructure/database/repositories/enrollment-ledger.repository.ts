@@ -23,6 +23,7 @@ import { EnrollmentLedgerRepository, GroupWork } from '../../../domain/enrollmen
 import { DomainEventBus } from '../../../domain/events/domain-event-bus';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { BenefitEventsWriter, NewBenefitEvent } from '../../messaging/outbox/benefit-events.writer';
+import { ColumnSet } from '../column-set';
 import { recordset } from '../recordset';
 import { advisoryLocksFor } from './enrollment-locks';
 import { UnitOfWork } from '../unit-of-work';
@@ -129,6 +130,74 @@ const groupRecord = (g: EnrollmentGroup) => ({
   succeeded: g.counts.succeeded,
   failed: g.counts.failed,
   superseded: g.counts.superseded,
+});
+
+/** Sets written once per save, as columns (column-set.ts): a request of 10,000 individuals is 10,000 rows of each. */
+const NEW_ITEMS = new ColumnSet<{
+  group_id: string;
+  individual_id: string;
+  benefit_id: string;
+  position: number;
+  configuration: EnrollmentConfigurationParams | null;
+  status: ChangeStatus;
+  code: number | null;
+  message: string | null;
+  cancels: string[];
+}>({
+  group_id: 'uuid',
+  individual_id: 'uuid',
+  benefit_id: 'uuid',
+  position: 'int',
+  configuration: 'jsonb',
+  status: 'text',
+  code: 'int',
+  message: 'text',
+  cancels: 'uuid[]',
+});
+
+const ITEM_RESULTS = new ColumnSet<{ group_id: string; individual_id: string; status: ChangeStatus; code: number | null; message: string | null }>({
+  group_id: 'uuid',
+  individual_id: 'uuid',
+  status: 'text',
+  code: 'int',
+  message: 'text',
+});
+
+const INDIVIDUALS = new ColumnSet<{
+  benefit_id: string;
+  individual_id: string;
+  entity_id: string;
+  applied: AppliedTimeline;
+  occurred_at: Date | null;
+  job_id: string | null;
+  configuration: EnrollmentConfigurationParams | null;
+  effective_date: string | null;
+  status: LatestStatus | null;
+  ended_on: string | null;
+}>({
+  benefit_id: 'uuid',
+  individual_id: 'uuid',
+  entity_id: 'uuid',
+  applied: 'jsonb',
+  occurred_at: 'timestamptz',
+  job_id: 'uuid',
+  configuration: 'jsonb',
+  effective_date: 'date',
+  status: 'text',
+  ended_on: 'date',
+});
+
+const individualRecord = ({ benefitId, individual }: { benefitId: string; individual: IndividualEnrollment }) => ({
+  benefit_id: benefitId,
+  individual_id: individual.individualId,
+  entity_id: individual.entityId,
+  applied: individual.applied,
+  occurred_at: individual.occurredAt,
+  job_id: individual.latest?.jobId ?? null,
+  configuration: individual.latest?.configuration ?? null,
+  effective_date: individual.latest?.effectiveDate ?? null,
+  status: individual.latest?.status ?? null,
+  ended_on: individual.latest?.endedOn ?? null,
 });
 
 const groupOf = (row: GroupRow): EnrollmentGroup => ({
@@ -349,8 +418,12 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     await this.updateGroups(plans.flatMap((p) => p.changedGroups), now);
     await this.callOff(plans.flatMap((p) => p.calledOffGroups), now);
     await this.wakeWaiting(plans.flatMap((p) => p.changedGroups.filter((g) => g.state === 'processed').map((g) => g.id)), now);
-    await this.upsertIndividuals(
-      plans.flatMap((p) => p.individuals.map((individual) => ({ benefitId: p.benefitId, individual }))),
+    await this.insertIndividuals(
+      plans.flatMap((p) => p.newIndividuals.map((individual) => ({ benefitId: p.benefitId, individual }))),
+      now,
+    );
+    await this.updateIndividuals(
+      plans.flatMap((p) => p.changedIndividuals.map((individual) => ({ benefitId: p.benefitId, individual }))),
       now,
     );
     await this.updateJobs(plans.flatMap((p) => p.progressedJobs), plans.flatMap((p) => p.endedJobs), now);
@@ -412,23 +485,20 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     await this.db.query(
       `INSERT INTO enrollment_items (group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)
        SELECT u.group_id, u.individual_id, u.benefit_id, u.position, u.configuration, u.status, u.code, u.message, u.cancels
-       FROM jsonb_to_recordset($1::jsonb)
-         AS u(group_id uuid, individual_id uuid, benefit_id uuid, position int, configuration jsonb, status text, code int, message text, cancels uuid[])`,
-      [
-        recordset(
-          changes.map((c) => ({
-            group_id: c.groupId,
-            individual_id: c.individualId,
-            benefit_id: c.benefitId,
-            position: c.position,
-            configuration: c.configuration,
-            status: c.status,
-            code: c.result?.code ?? null,
-            message: c.result?.message ?? null,
-            cancels: c.cancels,
-          })),
-        ),
-      ],
+       FROM ${NEW_ITEMS.from(1)}`,
+      NEW_ITEMS.values(
+        changes.map((c) => ({
+          group_id: c.groupId,
+          individual_id: c.individualId,
+          benefit_id: c.benefitId,
+          position: c.position,
+          configuration: c.configuration,
+          status: c.status,
+          code: c.result?.code ?? null,
+          message: c.result?.message ?? null,
+          cancels: c.cancels,
+        })),
+      ),
     );
   }
 
@@ -436,19 +506,17 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (changes.length === 0) return;
     await this.db.query(
       `UPDATE enrollment_items i SET status = u.status, code = u.code, message = u.message
-       FROM jsonb_to_recordset($1::jsonb) AS u(group_id uuid, individual_id uuid, status text, code int, message text)
+       FROM ${ITEM_RESULTS.from(1)}
        WHERE i.group_id = u.group_id AND i.individual_id = u.individual_id`,
-      [
-        recordset(
-          changes.map((c) => ({
-            group_id: c.groupId,
-            individual_id: c.individualId,
-            status: c.status,
-            code: c.result?.code ?? null,
-            message: c.result?.message ?? null,
-          })),
-        ),
-      ],
+      ITEM_RESULTS.values(
+        changes.map((c) => ({
+          group_id: c.groupId,
+          individual_id: c.individualId,
+          status: c.status,
+          code: c.result?.code ?? null,
+          message: c.result?.message ?? null,
+        })),
+      ),
     );
   }
 
@@ -491,36 +559,27 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     );
   }
 
-  private async upsertIndividuals(rows: readonly { benefitId: string; individual: IndividualEnrollment }[], now: Date): Promise<void> {
+  /** Rows the ledgers made: none was stored (the individuals are locked, so none can appear meanwhile). */
+  private async insertIndividuals(rows: readonly { benefitId: string; individual: IndividualEnrollment }[], now: Date): Promise<void> {
     if (rows.length === 0) return;
     await this.db.query(
       `INSERT INTO enrollments (benefit_id, individual_id, entity_id, applied, occurred_at, job_id, configuration, effective_date, status, ended_on, updated_at)
        SELECT u.benefit_id, u.individual_id, u.entity_id, u.applied, u.occurred_at, u.job_id, u.configuration, u.effective_date,
-              coalesce(u.status, 'pending'), u.ended_on, $2
-       FROM jsonb_to_recordset($1::jsonb)
-         AS u(benefit_id uuid, individual_id uuid, entity_id uuid, applied jsonb, occurred_at timestamptz, job_id uuid, configuration jsonb,
-              effective_date date, status text, ended_on date)
-       ORDER BY u.benefit_id, u.individual_id
-       ON CONFLICT (benefit_id, individual_id) DO UPDATE SET
-         applied = EXCLUDED.applied, occurred_at = EXCLUDED.occurred_at, job_id = EXCLUDED.job_id, configuration = EXCLUDED.configuration,
-         effective_date = EXCLUDED.effective_date, status = EXCLUDED.status, ended_on = EXCLUDED.ended_on, updated_at = EXCLUDED.updated_at`,
-      [
-        recordset(
-          rows.map(({ benefitId, individual }) => ({
-            benefit_id: benefitId,
-            individual_id: individual.individualId,
-            entity_id: individual.entityId,
-            applied: individual.applied,
-            occurred_at: individual.occurredAt,
-            job_id: individual.latest?.jobId ?? null,
-            configuration: individual.latest?.configuration ?? null,
-            effective_date: individual.latest?.effectiveDate ?? null,
-            status: individual.latest?.status ?? null,
-            ended_on: individual.latest?.endedOn ?? null,
-          })),
-        ),
-        now,
-      ],
+              coalesce(u.status, 'pending'), u.ended_on, $${INDIVIDUALS.count + 1}
+       FROM ${INDIVIDUALS.from(1)}`,
+      [...INDIVIDUALS.values(rows.map(individualRecord)), now],
+    );
+  }
+
+  /** Stored rows that changed: an update in place, the key and entity left as they are. */
+  private async updateIndividuals(rows: readonly { benefitId: string; individual: IndividualEnrollment }[], now: Date): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(
+      `UPDATE enrollments e SET applied = u.applied, occurred_at = u.occurred_at, job_id = u.job_id, configuration = u.configuration,
+              effective_date = u.effective_date, status = coalesce(u.status, 'pending'), ended_on = u.ended_on, updated_at = $${INDIVIDUALS.count + 1}
+       FROM ${INDIVIDUALS.from(1)}
+       WHERE e.benefit_id = u.benefit_id AND e.individual_id = u.individual_id`,
+      [...INDIVIDUALS.values(rows.map(individualRecord)), now],
     );
   }
 
