@@ -20,6 +20,7 @@ import { invalidRequest } from '../../../domain/shared/domain-error';
 import { returnedRows } from '../../database/query-result';
 import { generateSandboxEmployer, runsPayroll } from './sandbox-employer-generator';
 import { addDays, debitDateOf, isIsoDate, payFrequencyOfPeriod, payPeriodOf, SandboxPayFrequency, toIsoDate } from './sandbox-pay-calendar';
+import { ColumnSet } from '../../database/column-set';
 import {
   enrollmentInForceOf,
   enrollmentsInForceOn,
@@ -42,6 +43,8 @@ import {
 
 /** Rows per bulk statement: big enough to be fast, small enough to keep memory flat. */
 const CHUNK_SIZE = 500;
+/** Enrollments written per statement: small columns (column-set.ts), so a large request takes few statements. */
+const ENROLL_CHUNK_SIZE = 5_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATEMENT_KINDS: readonly StatementKind[] = ['regular_payroll', 'off_cycle_payroll', 'one_time_payment'];
 
@@ -155,6 +158,18 @@ export class SandboxEmployerStore {
       [ref.entityId, known],
     );
     return rows.map(personOf);
+  }
+
+  /** Which of these ids are the employer's people (lower case): their ids alone, not their records. */
+  async existingIds(ref: EmployerRef, ids: string[]): Promise<Set<string>> {
+    await this.ensureEmployer(ref);
+    const known = uuidsOf(ids);
+    if (known.length === 0) return new Set();
+    const rows: { id: string }[] = await this.dataSource.query(`SELECT id FROM sandbox_individuals WHERE entity_id = $1 AND id = ANY($2::uuid[])`, [
+      ref.entityId,
+      known,
+    ]);
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Adds employees at the end of the directory; mints ids not given. One transaction. */
@@ -342,13 +357,13 @@ export class SandboxEmployerStore {
     // One row per key: a repeated (individual, date) in one call keeps its last configuration.
     const byKey = new Map(enrollments.map((e) => [`${e.individual_id.toLowerCase()}|${e.effective_date}`, e]));
     const unique = [...byKey.values()];
-    const known = new Set((await this.people(ref, unique.map((e) => e.individual_id))).map((p) => p.individual.id));
+    const known = await this.existingIds(ref, unique.map((e) => e.individual_id));
     const unknown = unique.filter((e) => !known.has(e.individual_id.toLowerCase())).map((e) => e.individual_id);
     if (unknown.length > 0) throw invalidRequest(`Unknown individual ids: ${[...new Set(unknown)].join(', ')}`);
     const now = this.clock.now();
     await this.dataSource.transaction(async (manager) => {
-      for (let at = 0; at < unique.length; at += CHUNK_SIZE) {
-        const chunk = unique.slice(at, at + CHUNK_SIZE).map((e) => ({
+      for (let at = 0; at < unique.length; at += ENROLL_CHUNK_SIZE) {
+        const chunk = unique.slice(at, at + ENROLL_CHUNK_SIZE).map((e) => ({
           benefit_id: benefitId,
           individual_id: e.individual_id.toLowerCase(),
           effective_date: e.effective_date,
@@ -852,15 +867,24 @@ async function insertBenefits(manager: EntityManager, entityId: string, benefits
   );
 }
 
+const ENROLLMENT_ROWS = new ColumnSet<{ benefit_id: string; individual_id: string; effective_date: string; configuration: SandboxEnrollmentConfiguration; ended_on: string | null }>({
+  benefit_id: 'uuid',
+  individual_id: 'uuid',
+  effective_date: 'date',
+  configuration: 'jsonb',
+  ended_on: 'date',
+});
+
 async function insertEnrollments(manager: EntityManager, entityId: string, enrollments: SandboxEnrollment[], now: Date): Promise<void> {
   if (enrollments.length === 0) return;
+  const at = ENROLLMENT_ROWS.count + 1;
   await manager.query(
     `INSERT INTO sandbox_enrollments (entity_id, benefit_id, individual_id, effective_date, configuration, ended_on, updated_at)
-     SELECT $1, e.benefit_id, e.individual_id, e.effective_date, e.configuration, e.ended_on, $3
-     FROM jsonb_to_recordset($2::jsonb) AS e(benefit_id uuid, individual_id uuid, effective_date date, configuration jsonb, ended_on date)
+     SELECT $${at}, u.benefit_id, u.individual_id, u.effective_date, u.configuration, u.ended_on, $${at + 1}
+     FROM ${ENROLLMENT_ROWS.from(1)}
      ON CONFLICT (entity_id, benefit_id, individual_id, effective_date)
      DO UPDATE SET configuration = excluded.configuration, ended_on = excluded.ended_on, updated_at = excluded.updated_at`,
-    [entityId, JSON.stringify(enrollments), now],
+    [...ENROLLMENT_ROWS.values(enrollments), entityId, now],
   );
 }
 

@@ -217,9 +217,8 @@ export class SandboxProviderAdapter implements ProviderPort {
     return this.store.enrollmentsInForce(ref, onDate, { benefitId, individualIds });
   }
 
-  private async knownIndividuals(ref: EmployerRef, ids: string[]): Promise<Set<string>> {
-    const people = await this.store.people(ref, ids);
-    return new Set(people.map((p) => p.individual.id.toLowerCase()));
+  private knownIndividuals(ref: EmployerRef, ids: string[]): Promise<Set<string>> {
+    return this.store.existingIds(ref, ids);
   }
 
   /**
