@@ -15,6 +15,7 @@ import { ServiceInstances1796600000000 } from './migrations/1796600000000-servic
 import { AuthorizationCodeToken1796700000000 } from './migrations/1796700000000-authorization-code-token';
 import { SandboxEditSyncs1796800000000 } from './migrations/1796800000000-sandbox-edit-syncs';
 import { Webhooks1797000000000 } from './migrations/1797000000000-webhooks';
+import { EnrollmentWritePath1797100000000 } from './migrations/1797100000000-enrollment-write-path';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   AuthorizationCodeToken1796700000000,
   SandboxEditSyncs1796800000000,
   Webhooks1797000000000,
+  EnrollmentWritePath1797100000000,
 ];
