@@ -58,4 +58,17 @@ describe('ArrayBodyPipe', () => {
     // Three problems per element: 90 in all, 20 listed.
     expect(() => wide.transform(Array.from({ length: 30 }, () => ({})))).toThrow(/\(and 70 more\)$/);
   });
+
+  it('takes elements its fast check passes as they are, and words the others by class-validator', () => {
+    const checked: unknown[] = [];
+    const fast = new ArrayBodyPipe(ItemDto, { min: 1, max: 3 }, (element) => {
+      checked.push(element);
+      return typeof element.name === 'string' && element.count === 1;
+    });
+    const [item] = fast.transform([{ name: 'a', count: 1 }]);
+    expect(item).toBeInstanceOf(ItemDto);
+    expect(item).toEqual({ name: 'a', count: 1 });
+    expect(() => fast.transform([{ name: 'a', count: 1 }, { name: 5, count: 1 }])).toThrow('[1].name: name must be a string');
+    expect(checked).toHaveLength(3);
+  });
 });

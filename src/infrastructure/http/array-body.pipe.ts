@@ -14,9 +14,16 @@ const MAX_LISTED_PROBLEMS = 20;
  * and failures name their element, e.g. `[3].first_name: first_name must be a string`.
  */
 export class ArrayBodyPipe<T extends object> implements PipeTransform<unknown, T[]> {
+  /**
+   * `surelyValid`: an optional hand-written check of the common element shape, for bodies of
+   * thousands of elements (class-validator costs about 6 µs an element). An element it passes
+   * must pass the DTO's validation too (its spec says so over generated elements); any other
+   * element is validated by class-validator, which words the problems.
+   */
   constructor(
     private readonly itemType: ClassConstructor<T>,
     private readonly size: { min: number; max: number },
+    private readonly surelyValid?: (element: Record<string, unknown>) => boolean,
   ) {}
 
   transform(value: unknown): T[] {
@@ -30,6 +37,7 @@ export class ArrayBodyPipe<T extends object> implements PipeTransform<unknown, T
         problems.push(`[${index}]: must be an object`);
         return undefined as unknown as T;
       }
+      if (this.surelyValid?.(element as Record<string, unknown>)) return Object.assign(new this.itemType(), element);
       const item = plainToInstance(this.itemType, element);
       const errors = validateSync(item, { whitelist: true, forbidNonWhitelisted: true, validationError: { target: false, value: false } });
       problems.push(...describeValidationErrors(errors, `[${index}]`));

@@ -13,6 +13,7 @@ import {
   EnrolledIndividualsQueryDto,
   EnrolledResponse,
   EnrollmentElementDto,
+  isPlainEnrollmentElement,
   JobIdResponse,
   MAX_ENROLLMENT_ELEMENTS,
   UnenrollDto,
@@ -43,7 +44,7 @@ export class EnrollmentsController {
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Param('benefit_id', uuidParam('benefit_id')) benefitId: string,
-    @Body(new ArrayBodyPipe(EnrollmentElementDto, { min: 1, max: MAX_ENROLLMENT_ELEMENTS })) elements: EnrollmentElementDto[],
+    @Body(new ArrayBodyPipe(EnrollmentElementDto, { min: 1, max: MAX_ENROLLMENT_ELEMENTS }, isPlainEnrollmentElement)) elements: EnrollmentElementDto[],
   ): Promise<JobIdResponse> {
     const { jobId } = await this.commands.execute(new EnrollIndividualsCommand({ connection, entity }, benefitId, elements));
     return { job_id: jobId! };

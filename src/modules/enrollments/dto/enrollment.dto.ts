@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsObject, IsOptional, IsString, IsUUID } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsObject, IsOptional, IsString, IsUUID, isUUID } from 'class-validator';
 import { EntityScopedQueryDto, queryList } from '../../employer/dto/entity-scoped-query.dto';
 
 /** Enrollment bodies and unenrollment lists: at most 10,000 individuals (DECISIONS.md "Limits"). */
@@ -24,6 +24,17 @@ export class EnrollmentElementDto {
   @IsDefined({ message: 'configuration is required' })
   @IsObject({ message: 'configuration must be an object' })
   configuration: Record<string, unknown>;
+}
+
+/**
+ * The common element, checked by hand (ArrayBodyPipe's fast path): only the two fields, a UUID
+ * (class-validator's own test, as @IsUUID) and an object; what it passes, EnrollmentElementDto's validation passes (its spec checks it).
+ */
+export function isPlainEnrollmentElement(element: Record<string, unknown>): boolean {
+  const keys = Object.keys(element);
+  if (keys.length !== 2 || !('individual_id' in element) || !('configuration' in element)) return false;
+  const { individual_id: id, configuration } = element;
+  return typeof id === 'string' && isUUID(id, 'all') && typeof configuration === 'object' && configuration !== null && !Array.isArray(configuration);
 }
 
 export class UnenrollDto {
