@@ -60,7 +60,7 @@ function IsUuidLayout(options?: ValidationOptions): PropertyDecorator {
  * undefined when it names none; as written, so two values are compared as written. How far
  * ahead it may be is the enroll command's rule, checked against its clock.
  */
-function effectiveDateOf(value: unknown): string | undefined {
+export function effectiveDateOf(value: unknown): string | undefined {
   return typeof value === 'string' ? calendarDateOf(value.trim()) : undefined;
 }
 
