@@ -13,10 +13,6 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   benefit's own key (kept) already ties the row to an existing benefit of an existing entity.
  * - `enrollment_items.group_id`: items are written by the statement after the one that inserts
  *   their group, in the same transaction; groups are never deleted.
- *
- * And room on each page of `enrollments` (fillfactor 70): a row is written when its request opens
- * and again when its result is recorded, neither time changing a key; with room on the page the
- * second write is a heap-only update, which adds no entry to the table's two indexes.
  */
 export class EnrollmentWritePath1797100000000 implements MigrationInterface {
   name = 'EnrollmentWritePath1797100000000';
@@ -24,11 +20,9 @@ export class EnrollmentWritePath1797100000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE enrollments DROP CONSTRAINT IF EXISTS enrollments_job_id_fkey, DROP CONSTRAINT IF EXISTS enrollments_entity_id_fkey`);
     await q.query(`ALTER TABLE enrollment_items DROP CONSTRAINT IF EXISTS enrollment_items_group_id_fkey`);
-    await q.query(`ALTER TABLE enrollments SET (fillfactor = 70)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE enrollments RESET (fillfactor)`);
     await q.query(`ALTER TABLE enrollment_items ADD CONSTRAINT enrollment_items_group_id_fkey FOREIGN KEY (group_id) REFERENCES enrollment_groups (id)`);
     await q.query(`
       ALTER TABLE enrollments
