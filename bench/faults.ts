@@ -11,9 +11,18 @@
  *   5. poison               1 % poison events (five kinds); the .dlq topic is read back too
  *   6. group-kill           three instances in one group; one killed with SIGKILL mid-stream
  *
+ * On a three-broker cluster (replication factor 3, min.insync.replicas 2; started with
+ * `scripts/kafka/run up --brokers 3` when it is not running), two service instances unless said:
+ *   7. broker-kill          SIGKILL the broker leading most partitions, restarted 20 s later
+ *   8. rolling-restart      every broker restarted in turn (SIGTERM), each back in sync before the next
+ *   9. scale-out            one instance, then three, then one again (SIGTERM)
+ *  10. broker-pause         one broker paused (SIGSTOP) past the session timeout, then resumed
+ * Half of each cluster scenario's stream is produced before its fault and half during it.
+ *
  *   npm run faults                     the short version (a few thousand events per scenario)
  *   npm run faults -- --long           the long version (tens of thousands per scenario), by hand
  *   npm run faults -- poison group-kill   only those
+ *   npm run faults -- --cluster        the cluster scenarios (7–10), by hand: not yet in CI
  *
  * Everything runs on loopback (127.0.0.1): the broker of TEST_KAFKA_BROKERS / KAFKA_BROKERS
  * (default 127.0.0.1:9092, `scripts/kafka/run up`) and fresh databases on TEST_DATABASE_URL /
@@ -25,6 +34,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { AssignerProtocol, KafkaMessage } from 'kafkajs';
 import {
   ensureKafka,
+  ensureKafkaCluster,
   basic,
   countOutcome,
   createScratchDatabase,
@@ -37,6 +47,8 @@ import {
   inboxCount,
   KafkaScope,
   kafkaBrokers,
+  kafkaClusterBrokers,
+  kafkaNode,
   OPS_CREDENTIALS,
   Outcome,
   outcomeLine,
@@ -60,6 +72,8 @@ import {
 export interface FaultOptions {
   /** The long version: ten times the events, longer bounds, more faults per scenario. */
   long: boolean;
+  /** Without scenario names: the cluster scenarios instead of the single-broker ones. */
+  cluster?: boolean;
   /** Progress lines; default console.log. */
   log?: (line: string) => void;
 }
@@ -111,12 +125,18 @@ class Deployment {
   private constructor(
     readonly database: ScratchDatabase,
     label: string,
+    brokers: string,
   ) {
-    this.scope = new KafkaScope(label);
+    this.scope = new KafkaScope(label, brokers);
   }
 
-  static async create(label: string, server = postgresServerUrl()): Promise<Deployment> {
-    return new Deployment(await createScratchDatabase(`faults_${label.replace(/[^a-z0-9]/g, '_')}`, server), `faults-${label}`);
+  static async create(label: string, server = postgresServerUrl(), brokers = kafkaBrokers()): Promise<Deployment> {
+    return new Deployment(await createScratchDatabase(`faults_${label.replace(/[^a-z0-9]/g, '_')}`, server), `faults-${label}`, brokers);
+  }
+
+  /** A deployment on the three-broker cluster: its topics replicated three times, two in sync. */
+  static onCluster(label: string): Promise<Deployment> {
+    return Deployment.create(label, postgresServerUrl(), kafkaClusterBrokers());
   }
 
   get db() {
@@ -131,7 +151,7 @@ class Deployment {
     const service: Tracked = await startServiceChild({
       name,
       databaseUrl: this.database.url,
-      kafka: { brokers: kafkaBrokers(), topicPrefix: this.scope.prefix, groupId: this.scope.groupId, partitions: PARTITIONS },
+      kafka: { brokers: this.scope.brokers, topicPrefix: this.scope.prefix, groupId: this.scope.groupId, partitions: PARTITIONS },
       env: {
         APP_CLIENT_ID: this.clientId,
         APP_CLIENT_SECRET: this.clientSecret,
@@ -213,17 +233,36 @@ const employersFor = (deployment: Deployment, service: ServiceChild, sizes: Size
     partitions,
   });
 
+/** Per partition of the HRIS topic: the group's committed offset, the end of the log, and the member holding it. */
+async function partitionProgress(deployment: Deployment): Promise<string> {
+  const admin = await deployment.scope.admin();
+  const topic = deployment.scope.physical(HRIS_TOPIC);
+  const [committed] = await admin.fetchOffsets({ groupId: deployment.scope.groupId, topics: [topic] });
+  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
+  const holders = new Map<number, string>();
+  for (const [member, partitions] of await assignments(deployment)) for (const p of partitions) holders.set(p, member);
+  return (committed?.partitions ?? [])
+    .sort((a, b) => a.partition - b.partition)
+    .map((p) => `${p.partition}: ${p.offset}/${ends.get(p.partition)} ${holders.get(p.partition) ?? 'unassigned'}`)
+    .join('; ');
+}
+
 /** Waits until the stream settles within the bound, then counts; a stream that did not settle fails. */
 async function settleAndCount(ctx: Context, deployment: Deployment, employers: Employer[], plans: StreamPlan[], failures: string[]): Promise<Outcome> {
   const distinct = plans.reduce((n, p) => n + distinctOf(p), 0);
   const { settled, progress } = await waitSettled(deployment.db, distinct, ctx.sizes.settleMs);
-  if (!settled) failures.push(`not settled within ${ctx.sizes.settleMs / 1000} s: ${JSON.stringify(progress)} (distinct ids ${distinct})`);
+  if (!settled) {
+    const partitions = await partitionProgress(deployment).catch((e: Error) => `unknown (${e.message})`);
+    failures.push(`not settled within ${ctx.sizes.settleMs / 1000} s: ${JSON.stringify(progress)} (distinct ids ${distinct}); partitions (committed/end, holder): ${partitions}`);
+  }
   return countOutcome(deployment.db, deployment.live.url, employers, plans);
 }
 
 interface Scenario {
   name: string;
   title: string;
+  /** Runs on the three-broker cluster (`scripts/kafka/run up --brokers 3`). */
+  cluster?: boolean;
   run(ctx: Context, failures: string[]): Promise<Outcome>;
 }
 
@@ -401,6 +440,158 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** Each partition of the HRIS topic: its leader's node id and how many replicas are in sync. */
+async function partitionLeaders(deployment: Deployment): Promise<{ partition: number; leader: number; isr: number }[]> {
+  const admin = await deployment.scope.admin();
+  const { topics } = await admin.fetchTopicMetadata({ topics: [deployment.scope.physical(HRIS_TOPIC)] });
+  return (topics[0]?.partitions ?? []).map((p) => ({ partition: p.partitionId, leader: p.leader, isr: p.isr.length }));
+}
+
+/** The node leading most partitions of the HRIS topic (the lowest id on a tie). */
+async function busiestLeader(deployment: Deployment): Promise<{ node: number; partitions: number[] }> {
+  const byNode = new Map<number, number[]>();
+  for (const p of await partitionLeaders(deployment)) byNode.set(p.leader, [...(byNode.get(p.leader) ?? []), p.partition]);
+  const [node, partitions] = [...byNode].sort((a, b) => b[1].length - a[1].length || a[0] - b[0])[0];
+  return { node, partitions };
+}
+
+/** Waits until every partition has a leader and all three replicas in sync again. */
+const fullyReplicated = (deployment: Deployment, timeoutMs: number) =>
+  waitFor('every partition back in sync on three replicas', timeoutMs, async () => {
+    const partitions = await partitionLeaders(deployment);
+    return partitions.length === PARTITIONS && partitions.every((p) => p.leader >= 0 && p.isr === 3) ? true : undefined;
+  });
+
+/**
+ * A cluster scenario's stream: two service instances in one group, employers over every
+ * partition, half the stream produced before the fault and half while it lasts.
+ */
+async function clusterStream(ctx: Context, label: string, seed: number, instances = 2) {
+  const deployment = await Deployment.onCluster(label);
+  ctx.deployments.push(deployment);
+  const members: Tracked[] = [];
+  for (let i = 0; i < instances; i++) members.push(await deployment.start(`consumer-${String.fromCharCode(97 + i)}`));
+  const employers = await employersFor(deployment, members[0], ctx.sizes, PARTITIONS);
+  const plan = planFor(employers, ctx.sizes, seed);
+  const half = Math.ceil(plan.messages.length / 2);
+  await deployment.scope.produce(plan.messages.slice(0, half));
+  return { deployment, members, employers, plan, distinct: distinctOf(plan), rest: () => deployment.scope.produce(plan.messages.slice(half)) };
+}
+
+const struckMidStream = (ctx: Context, failures: string[], what: string, at: number, distinct: number) => {
+  ctx.notes.push(`${what} at ${at}/${distinct} ids applied`);
+  if (at >= distinct) failures.push(`${what} came after the whole stream was applied`);
+};
+
+/** Once a quarter of the stream is applied, signals the broker leading most partitions; answers it and when. */
+async function strikeBusiestLeader(ctx: Context, failures: string[], deployment: Deployment, distinct: number, signal: 'KILL' | 'STOP') {
+  await waitInbox(deployment.db, Math.ceil(distinct / 4), 120_000);
+  const victim = await busiestLeader(deployment);
+  kafkaNode('stop-node', victim.node, signal);
+  const at = Date.now();
+  const what = `broker ${victim.node} (leader of partitions ${victim.partitions.join(',')}) ${signal === 'KILL' ? 'killed' : 'paused'}`;
+  struckMidStream(ctx, failures, what, await inboxCount(deployment.db), distinct);
+  return { victim, at };
+}
+
+/** Scenarios on a three-broker cluster (replication factor 3, min.insync.replicas 2). */
+export const CLUSTER_SCENARIOS: Scenario[] = [
+  {
+    name: 'broker-kill',
+    title: 'SIGKILL the broker leading most partitions mid-stream, restart it 20 s later (3 brokers, 2 instances)',
+    cluster: true,
+    async run(ctx, failures) {
+      const { deployment, employers, plan, distinct, rest } = await clusterStream(ctx, 'brokerkill', 701);
+      const { victim, at: killedAt } = await strikeBusiestLeader(ctx, failures, deployment, distinct, 'KILL');
+      await rest();
+      const moved = await waitFor('leaders moved off the killed broker', 60_000, async () => {
+        const leaders = await partitionLeaders(deployment);
+        return leaders.length === PARTITIONS && leaders.every((p) => p.leader >= 0 && p.leader !== victim.node) ? leaders : undefined;
+      }).catch(() => undefined);
+      if (!moved) failures.push(`partitions still led by broker ${victim.node} or leaderless a minute after the kill`);
+      else ctx.notes.push(`leaders after ${((Date.now() - killedAt) / 1000).toFixed(1)} s: ${moved.map((p) => `${p.partition}→${p.leader}`).join(' ')}`);
+      await sleep(Math.max(0, killedAt + 20_000 - Date.now()));
+      kafkaNode('start-node', victim.node);
+      ctx.notes.push(`broker ${victim.node} back after ${((Date.now() - killedAt) / 1000).toFixed(1)} s, at ${await inboxCount(deployment.db)}/${distinct} ids applied`);
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      await fullyReplicated(deployment, 120_000).catch((e: Error) => failures.push(e.message));
+      return outcome;
+    },
+  },
+  {
+    name: 'rolling-restart',
+    title: 'rolling restart of all three brokers mid-stream (SIGTERM, one at a time)',
+    cluster: true,
+    async run(ctx, failures) {
+      const { deployment, employers, plan, distinct, rest } = await clusterStream(ctx, 'rolling', 702);
+      await waitInbox(deployment.db, Math.ceil(distinct / 5), 120_000);
+      for (const node of [1, 2, 3]) {
+        const started = Date.now();
+        kafkaNode('stop-node', node, 'TERM');
+        const at = await inboxCount(deployment.db);
+        kafkaNode('start-node', node);
+        if (node === 1) await rest();
+        await fullyReplicated(deployment, 120_000);
+        struckMidStream(ctx, failures, `broker ${node} restarted (${((Date.now() - started) / 1000).toFixed(1)} s until back in sync)`, at, distinct);
+      }
+      return settleAndCount(ctx, deployment, employers, [plan], failures);
+    },
+  },
+  {
+    name: 'scale-out',
+    title: 'one instance to three mid-stream, then back to one (SIGTERM)',
+    cluster: true,
+    async run(ctx, failures) {
+      const { deployment, members, employers, plan, distinct, rest } = await clusterStream(ctx, 'scale', 703, 1);
+      await waitInbox(deployment.db, Math.ceil(distinct / 5), 120_000);
+      struckMidStream(ctx, failures, 'two instances added', await inboxCount(deployment.db), distinct);
+      const added = [await deployment.start('consumer-b'), await deployment.start('consumer-c')];
+      await rest();
+      const three = await waitFor('three members holding the partitions', 90_000, async () => {
+        const a = await assignments(deployment);
+        return a.size === 3 && [...a.values()].flat().length === PARTITIONS && [...a.values()].every((p) => p.length > 0) ? a : undefined;
+      }).catch(() => undefined);
+      if (!three) failures.push('the three instances never shared the partitions');
+      else ctx.notes.push(`three: ${[...three].map(([n, p]) => `${n} ${p.join(',')}`).join('; ')}`);
+      await waitInbox(deployment.db, Math.ceil((distinct * 3) / 5), 120_000).catch(() => undefined);
+      const atStop = await inboxCount(deployment.db);
+      for (const member of added) {
+        await member.stop(30_000);
+        member.killed = true;
+      }
+      struckMidStream(ctx, failures, 'back to one instance (SIGTERM)', atStop, distinct);
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      const one = await waitFor('the first instance holding every partition', 60_000, async () => {
+        const a = await assignments(deployment);
+        return a.size === 1 && (a.get(members[0].name) ?? []).length === PARTITIONS ? a : undefined;
+      }).catch(() => undefined);
+      if (!one) failures.push('the remaining instance does not hold every partition');
+      return outcome;
+    },
+  },
+  {
+    name: 'broker-pause',
+    title: 'SIGSTOP one broker for longer than the session timeout, then SIGCONT',
+    cluster: true,
+    async run(ctx, failures) {
+      const { deployment, employers, plan, distinct, rest } = await clusterStream(ctx, 'pause', 704);
+      const { victim, at: pausedAt } = await strikeBusiestLeader(ctx, failures, deployment, distinct, 'STOP');
+      try {
+        await rest();
+        await sleep(Math.max(0, pausedAt + SESSION_TIMEOUT_MS + 5_000 - Date.now()));
+      } finally {
+        kafkaNode('stop-node', victim.node, 'CONT');
+      }
+      ctx.notes.push(`broker ${victim.node} resumed after ${((Date.now() - pausedAt) / 1000).toFixed(1)} s, at ${await inboxCount(deployment.db)}/${distinct} ids applied`);
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      await fullyReplicated(deployment, 120_000).catch((e: Error) => failures.push(e.message));
+      return outcome;
+    },
+  },
+];
+
+const ALL_SCENARIOS = [...SCENARIOS, ...CLUSTER_SCENARIOS];
+
 /** Runs one scenario, bounded in time; its deployments are torn down whatever happens. */
 export async function runScenario(scenario: Scenario, options: FaultOptions): Promise<ScenarioResult> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -417,8 +608,9 @@ export async function runScenario(scenario: Scenario, options: FaultOptions): Pr
     ]);
   } catch (error) {
     failures.push(`${(error as Error).message}`);
-    for (const d of ctx.deployments) for (const p of d.processes) if (!p.killed) failures.push(`${p.name} output:\n${tail(p.output(), 20)}`);
   } finally {
+    // What the service processes said is the first thing to read when a scenario fails.
+    if (failures.length > 0) for (const d of ctx.deployments) for (const p of d.processes) failures.push(`${p.name} output:\n${tail(p.output(), 30)}`);
     clearTimeout(timer);
     for (const d of ctx.deployments) await d.close().catch((e) => log(`  (teardown: ${(e as Error).message})`));
     for (const c of ctx.clusters) {
@@ -441,11 +633,20 @@ export async function runScenario(scenario: Scenario, options: FaultOptions): Pr
 /** Runs the scenarios in order (all, or those named), printing each result as it ends. */
 export async function runFaultSuite(options: FaultOptions, names: string[] = []): Promise<ScenarioResult[]> {
   const log = options.log ?? ((line: string) => console.log(line));
-  assertLoopback('KAFKA_BROKERS', kafkaBrokers().split(',').map((b) => b.replace(/:\d+$/, '')));
   assertLoopback('the database server', [new URL(postgresServerUrl()).hostname]);
-  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
-  const selected = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+  const unknown = names.filter((n) => !ALL_SCENARIOS.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${ALL_SCENARIOS.map((s) => s.name).join(', ')}`);
+  // By default the six single-broker scenarios; the cluster ones when named (or --cluster).
+  const selected = names.length === 0 ? (options.cluster ? CLUSTER_SCENARIOS : SCENARIOS) : ALL_SCENARIOS.filter((s) => names.includes(s.name));
+  const brokersOf = (list: string) => list.split(',').map((b) => b.replace(/:\d+$/, ''));
+  if (selected.some((s) => !s.cluster)) {
+    assertLoopback('KAFKA_BROKERS', brokersOf(kafkaBrokers()));
+    await ensureKafka();
+  }
+  if (selected.some((s) => s.cluster)) {
+    assertLoopback('KAFKA_CLUSTER_BROKERS', brokersOf(kafkaClusterBrokers()));
+    await ensureKafkaCluster();
+  }
   const results: ScenarioResult[] = [];
   for (const [i, scenario] of selected.entries()) {
     log(`\n[${i + 1}/${selected.length}] ${scenario.name}: ${scenario.title}${options.long ? ' (long)' : ''}`);
@@ -461,10 +662,10 @@ export async function runFaultSuite(options: FaultOptions, names: string[] = [])
 
 async function main(): Promise<void> {
   const long = process.argv.includes('--long');
+  const cluster = process.argv.includes('--cluster');
   const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-  await ensureKafka();
   const started = Date.now();
-  const results = await runFaultSuite({ long }, names);
+  const results = await runFaultSuite({ long, cluster }, names);
   console.log(`\n=== fault suite${long ? ' (long)' : ''}: ${results.filter((r) => r.passed).length}/${results.length} passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   for (const r of results) {
     const o = r.outcome;

@@ -473,6 +473,29 @@ export function kafkaBrokers(): string {
  * does: `scripts/kafka/run up`, idempotent), so the benchmark and the fault suite run from a
  * fresh clone. Any other broker list is the caller's to run.
  */
+/** The local three-broker cluster (`scripts/kafka/run up --brokers 3`), or KAFKA_CLUSTER_BROKERS. */
+export function kafkaClusterBrokers(): string {
+  return process.env.KAFKA_CLUSTER_BROKERS || '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';
+}
+
+/** Starts the local three-broker cluster when none of its nodes answers; every node must then answer. */
+export async function ensureKafkaCluster(): Promise<void> {
+  const nodes = kafkaClusterBrokers().split(',').map((b) => b.split(':'));
+  const up = await Promise.all(nodes.map(([host, port]) => answers(host, Number(port))));
+  if (up.every(Boolean)) return;
+  console.log('the three-broker Kafka cluster is not running; starting it (scripts/kafka/run up --brokers 3) ...');
+  const started = spawnSync('bash', [resolve(__dirname, '../scripts/kafka/run'), 'up', '--brokers', '3'], { stdio: 'inherit' });
+  const after = await Promise.all(nodes.map(([host, port]) => answers(host, Number(port))));
+  if (started.status !== 0 || !after.every(Boolean)) throw new Error(`could not start the three-broker Kafka cluster at ${kafkaClusterBrokers()}`);
+}
+
+/** Signals one node of the local cluster (KILL, TERM, STOP, CONT) or starts it again and waits until it serves. */
+export function kafkaNode(command: 'stop-node' | 'start-node', node: number, signal?: 'KILL' | 'TERM' | 'STOP' | 'CONT'): void {
+  const args = [resolve(__dirname, '../scripts/kafka/run'), command, String(node), ...(signal ? ['--signal', signal] : [])];
+  const run = spawnSync('bash', args, { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`scripts/kafka/run ${args.slice(1).join(' ')} failed (${run.status}): ${run.stderr || run.stdout}`);
+}
+
 export async function ensureKafka(): Promise<void> {
   const brokers = kafkaBrokers();
   const [host, port] = brokers.split(',')[0].split(':');
@@ -504,10 +527,19 @@ export class KafkaScope {
   private producerConnection?: Promise<Producer>;
   private adminConnection?: Promise<Admin>;
 
-  constructor(label: string) {
+  constructor(
+    label: string,
+    readonly brokers: string = kafkaBrokers(),
+  ) {
     this.prefix = `${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}.`;
     this.groupId = `${this.prefix}group`;
-    this.kafka = new Kafka({ clientId: `${label}-${randomBytes(3).toString('hex')}`, brokers: kafkaBrokers().split(','), logLevel: logLevel.NOTHING });
+    // Retries that outlast a broker's failover (a killed leader is fenced after ~9 s), as the service's own do.
+    this.kafka = new Kafka({
+      clientId: `${label}-${randomBytes(3).toString('hex')}`,
+      brokers: brokers.split(','),
+      retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 10_000 },
+      logLevel: logLevel.NOTHING,
+    });
   }
 
   physical(topic: string): string {
@@ -541,11 +573,23 @@ export class KafkaScope {
     });
   }
 
-  /** Produces in order, `chunk` at a time: one key's messages keep their order on its partition. */
+  /**
+   * Produces in order, `chunk` at a time: one key's messages keep their order on its partition.
+   * A chunk whose send fails (a leader gone or paused longer than the client's retries) is sent
+   * again, up to five times: what reached the log twice is a redelivery, which the stream allows.
+   */
   async produce(messages: Outgoing[], chunk = 500): Promise<void> {
     const producer = await this.producer();
     for (let at = 0; at < messages.length; at += chunk) {
-      await producer.send({ topic: this.physical(HRIS_TOPIC), messages: messages.slice(at, at + chunk) as Message[] });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await producer.send({ topic: this.physical(HRIS_TOPIC), messages: messages.slice(at, at + chunk) as Message[] });
+          break;
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          await sleep(1_000 * attempt);
+        }
+      }
     }
   }
 
