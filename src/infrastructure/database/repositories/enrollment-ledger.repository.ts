@@ -133,17 +133,7 @@ const groupRecord = (g: EnrollmentGroup) => ({
 });
 
 /** Sets written once per save, as columns (column-set.ts): a request of 10,000 individuals is 10,000 rows of each. */
-const NEW_ITEMS = new ColumnSet<{
-  group_id: string;
-  individual_id: string;
-  benefit_id: string;
-  position: number;
-  configuration: EnrollmentConfigurationParams | null;
-  status: ChangeStatus;
-  code: number | null;
-  message: string | null;
-  cancels: string[];
-}>({
+const NEW_ITEMS = new ColumnSet<Pick<ChangeRow, 'group_id' | 'individual_id' | 'benefit_id' | 'position' | 'configuration' | 'status' | 'code' | 'message' | 'cancels'>>({
   group_id: 'uuid',
   individual_id: 'uuid',
   benefit_id: 'uuid',
@@ -155,7 +145,7 @@ const NEW_ITEMS = new ColumnSet<{
   cancels: 'uuid[]',
 });
 
-const ITEM_RESULTS = new ColumnSet<{ group_id: string; individual_id: string; status: ChangeStatus; code: number | null; message: string | null }>({
+const ITEM_RESULTS = new ColumnSet<Pick<ChangeRow, 'group_id' | 'individual_id' | 'status' | 'code' | 'message'>>({
   group_id: 'uuid',
   individual_id: 'uuid',
   status: 'text',
@@ -163,18 +153,12 @@ const ITEM_RESULTS = new ColumnSet<{ group_id: string; individual_id: string; st
   message: 'text',
 });
 
-const INDIVIDUALS = new ColumnSet<{
-  benefit_id: string;
-  individual_id: string;
-  entity_id: string;
-  applied: AppliedTimeline;
-  occurred_at: Date | null;
-  job_id: string | null;
-  configuration: EnrollmentConfigurationParams | null;
-  effective_date: string | null;
-  status: LatestStatus | null;
-  ended_on: string | null;
-}>({
+const INDIVIDUALS = new ColumnSet<
+  Pick<IndividualRow, 'benefit_id' | 'individual_id' | 'entity_id' | 'applied' | 'job_id' | 'configuration' | 'effective_date' | 'ended_on'> & {
+    occurred_at: Date | null;
+    status: LatestStatus | null;
+  }
+>({
   benefit_id: 'uuid',
   individual_id: 'uuid',
   entity_id: 'uuid',
