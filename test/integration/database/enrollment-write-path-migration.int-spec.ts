@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { EnrollmentWritePath1797100000000 } from '../../../src/infrastructure/database/migrations/1797100000000-enrollment-write-path';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -14,22 +14,23 @@ describeWithPostgres('migration 1797100000000: the enrollment write path’s for
     await database?.drop();
   });
 
-  const foreignKeys = async (): Promise<string[]> =>
+  // Through the runner: the data source has one connection, which the runner holds.
+  const foreignKeys = async (runner: QueryRunner): Promise<string[]> =>
     (
-      await dataSource.query(
+      await runner.query(
         `SELECT conname FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text IN ('enrollments', 'enrollment_items') ORDER BY conname`,
       )
     ).map((r: { conname: string }) => r.conname);
 
   it('keeps only the benefit key of enrollment rows, and its down step restores the others', async () => {
-    expect(await foreignKeys()).toEqual(['enrollments_benefit_id_fkey']);
     const migration = new EnrollmentWritePath1797100000000();
     const runner = dataSource.createQueryRunner();
     try {
+      expect(await foreignKeys(runner)).toEqual(['enrollments_benefit_id_fkey']);
       await migration.down(runner);
-      expect(await foreignKeys()).toEqual(['enrollment_items_group_id_fkey', 'enrollments_benefit_id_fkey', 'enrollments_entity_id_fkey', 'enrollments_job_id_fkey']);
+      expect(await foreignKeys(runner)).toEqual(['enrollment_items_group_id_fkey', 'enrollments_benefit_id_fkey', 'enrollments_entity_id_fkey', 'enrollments_job_id_fkey']);
       await migration.up(runner);
-      expect(await foreignKeys()).toEqual(['enrollments_benefit_id_fkey']);
+      expect(await foreignKeys(runner)).toEqual(['enrollments_benefit_id_fkey']);
     } finally {
       await runner.release();
     }
