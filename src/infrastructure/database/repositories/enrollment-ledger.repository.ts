@@ -153,9 +153,9 @@ const ITEM_RESULTS = new ColumnSet<Pick<ChangeRow, 'group_id' | 'individual_id' 
   message: 'text',
 });
 
+// A row the ledger made may have no latest request yet: its status is written as 'pending'.
 const INDIVIDUALS = new ColumnSet<
-  Pick<IndividualRow, 'benefit_id' | 'individual_id' | 'entity_id' | 'applied' | 'job_id' | 'configuration' | 'effective_date' | 'ended_on'> & {
-    occurred_at: Date | null;
+  Pick<IndividualRow, 'benefit_id' | 'individual_id' | 'entity_id' | 'applied' | 'occurred_at' | 'job_id' | 'configuration' | 'effective_date' | 'ended_on'> & {
     status: LatestStatus | null;
   }
 >({
