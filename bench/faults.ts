@@ -17,12 +17,13 @@
  *   8. rolling-restart      every broker restarted in turn (SIGTERM), each back in sync before the next
  *   9. scale-out            one instance, then three, then one again (SIGTERM)
  *  10. broker-pause         one broker paused (SIGSTOP) past the session timeout, then resumed
- * Half of each cluster scenario's stream is produced before its fault and half during it.
+ * Half of each cluster scenario's stream is produced before its fault and half during it (the rolling
+ * restart: a quarter before, then a quarter while each broker is down).
  *
  *   npm run faults                     the short version (a few thousand events per scenario)
  *   npm run faults -- --long           the long version (tens of thousands per scenario), by hand
  *   npm run faults -- poison group-kill   only those
- *   npm run faults -- --cluster        the cluster scenarios (7–10), by hand: not yet in CI
+ *   npm run faults -- --cluster        the cluster scenarios (7–10); in the test run too (test/e2e/faults-cluster.e2e-spec.ts)
  *
  * Everything runs on loopback (127.0.0.1): the broker of TEST_KAFKA_BROKERS / KAFKA_BROKERS
  * (default 127.0.0.1:9092, `scripts/kafka/run up`) and fresh databases on TEST_DATABASE_URL /
@@ -464,18 +465,32 @@ const fullyReplicated = (deployment: Deployment, timeoutMs: number) =>
 
 /**
  * A cluster scenario's stream: two service instances in one group, employers over every
- * partition, half the stream produced before the fault and half while it lasts.
+ * partition, `upFront` of the stream (half by default) produced before the fault; `next(share)`
+ * produces the next share of it and `rest()` all that is left, while the fault lasts.
  */
-async function clusterStream(ctx: Context, label: string, seed: number, instances = 2) {
+async function clusterStream(ctx: Context, label: string, seed: number, instances = 2, upFront = 0.5) {
   const deployment = await Deployment.onCluster(label);
   ctx.deployments.push(deployment);
   const members: Tracked[] = [];
   for (let i = 0; i < instances; i++) members.push(await deployment.start(`consumer-${String.fromCharCode(97 + i)}`));
   const employers = await employersFor(deployment, members[0], ctx.sizes, PARTITIONS);
   const plan = planFor(employers, ctx.sizes, seed);
-  const half = Math.ceil(plan.messages.length / 2);
-  await deployment.scope.produce(plan.messages.slice(0, half));
-  return { deployment, members, employers, plan, distinct: distinctOf(plan), rest: () => deployment.scope.produce(plan.messages.slice(half)) };
+  let produced = 0;
+  const upTo = async (end: number) => {
+    const from = produced;
+    produced = Math.max(produced, Math.min(plan.messages.length, end));
+    await deployment.scope.produce(plan.messages.slice(from, produced));
+  };
+  await upTo(Math.ceil(plan.messages.length * upFront));
+  return {
+    deployment,
+    members,
+    employers,
+    plan,
+    distinct: distinctOf(plan),
+    next: (share: number) => upTo(produced + Math.ceil(plan.messages.length * share)),
+    rest: () => upTo(plan.messages.length),
+  };
 }
 
 const struckMidStream = (ctx: Context, failures: string[], what: string, at: number, distinct: number) => {
@@ -523,14 +538,17 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
     title: 'rolling restart of all three brokers mid-stream (SIGTERM, one at a time)',
     cluster: true,
     async run(ctx, failures) {
-      const { deployment, employers, plan, distinct, rest } = await clusterStream(ctx, 'rolling', 702);
-      await waitInbox(deployment.db, Math.ceil(distinct / 5), 120_000);
+      // A quarter of the stream before the first restart and a quarter while each broker is down,
+      // so every restart strikes while events are still arriving.
+      const { deployment, employers, plan, distinct, next, rest } = await clusterStream(ctx, 'rolling', 702, 2, 0.25);
+      await waitInbox(deployment.db, Math.ceil(distinct / 8), 120_000);
       for (const node of [1, 2, 3]) {
         const started = Date.now();
         kafkaNode('stop-node', node, 'TERM');
         const at = await inboxCount(deployment.db);
+        if (node < 3) await next(0.25);
+        else await rest();
         kafkaNode('start-node', node);
-        if (node === 1) await rest();
         await fullyReplicated(deployment, 120_000);
         struckMidStream(ctx, failures, `broker ${node} restarted (${((Date.now() - started) / 1000).toFixed(1)} s until back in sync)`, at, distinct);
       }

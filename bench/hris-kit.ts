@@ -13,11 +13,12 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Admin, Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
+import { Admin, Kafka, logLevel, Message, PartitionMetadata, Partitioners, Producer } from 'kafkajs';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 import { ServiceChild, startServiceChild as startChild, ServiceKafka } from './service-child';
+import { sendPartitionWise } from '../src/infrastructure/messaging/kafka/partition-wise-send';
 
 export type { ServiceChild, ServiceExit } from './service-child';
 export { freePort, tail } from './service-child';
@@ -478,15 +479,18 @@ export function kafkaClusterBrokers(): string {
   return process.env.KAFKA_CLUSTER_BROKERS || '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';
 }
 
-/** Starts the local three-broker cluster when none of its nodes answers; every node must then answer. */
-export async function ensureKafkaCluster(): Promise<void> {
+/** Whether every node of the three-broker cluster answers. */
+export async function clusterAnswers(): Promise<boolean> {
   const nodes = kafkaClusterBrokers().split(',').map((b) => b.split(':'));
-  const up = await Promise.all(nodes.map(([host, port]) => answers(host, Number(port))));
-  if (up.every(Boolean)) return;
+  return (await Promise.all(nodes.map(([host, port]) => answers(host, Number(port))))).every(Boolean);
+}
+
+/** Starts the local three-broker cluster when not all of its nodes answer; every node must then answer. */
+export async function ensureKafkaCluster(): Promise<void> {
+  if (await clusterAnswers()) return;
   console.log('the three-broker Kafka cluster is not running; starting it (scripts/kafka/run up --brokers 3) ...');
   const started = spawnSync('bash', [resolve(__dirname, '../scripts/kafka/run'), 'up', '--brokers', '3'], { stdio: 'inherit' });
-  const after = await Promise.all(nodes.map(([host, port]) => answers(host, Number(port))));
-  if (started.status !== 0 || !after.every(Boolean)) throw new Error(`could not start the three-broker Kafka cluster at ${kafkaClusterBrokers()}`);
+  if (started.status !== 0 || !(await clusterAnswers())) throw new Error(`could not start the three-broker Kafka cluster at ${kafkaClusterBrokers()}`);
 }
 
 /** Signals one node of the local cluster (KILL, TERM, STOP, CONT) or starts it again and waits until it serves. */
@@ -555,6 +559,19 @@ export class KafkaScope {
     return this.producerConnection;
   }
 
+  private readonly partitions = new Map<string, Promise<PartitionMetadata[]>>();
+
+  /** A topic's partitions (this scope's topics keep theirs for its life). */
+  partitionsOf(topic: string): Promise<PartitionMetadata[]> {
+    let partitions = this.partitions.get(topic);
+    if (!partitions) {
+      partitions = this.admin().then(async (admin) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions ?? []);
+      partitions.catch(() => this.partitions.delete(topic));
+      this.partitions.set(topic, partitions);
+    }
+    return partitions;
+  }
+
   admin(): Promise<Admin> {
     this.adminConnection ??= (async () => {
       const admin = this.kafka.admin();
@@ -577,13 +594,15 @@ export class KafkaScope {
    * Produces in order, `chunk` at a time: one key's messages keep their order on its partition.
    * A chunk whose send fails (a leader gone or paused longer than the client's retries) is sent
    * again, up to five times: what reached the log twice is a redelivery, which the stream allows.
+   * A request per partition, as the service's relay sends (partition-wise-send.ts): kafkajs's
+   * own batching can lose a partition's messages when its leader moves mid-send.
    */
   async produce(messages: Outgoing[], chunk = 500): Promise<void> {
     const producer = await this.producer();
     for (let at = 0; at < messages.length; at += chunk) {
       for (let attempt = 1; ; attempt++) {
         try {
-          await producer.send({ topic: this.physical(HRIS_TOPIC), messages: messages.slice(at, at + chunk) as Message[] });
+          await sendPartitionWise(producer, (topic) => this.partitionsOf(topic), [{ topic: this.physical(HRIS_TOPIC), messages: messages.slice(at, at + chunk) as Message[] }]);
           break;
         } catch (error) {
           if (attempt >= 5) throw error;

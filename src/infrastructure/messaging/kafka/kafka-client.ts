@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, Producer } from 'kafkajs';
+import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, PartitionMetadata, Producer } from 'kafkajs';
 import { TopicNames } from '../topics';
 import { ReplicationSettings, replicationFor, writeProblems } from './replication';
 
@@ -36,6 +36,8 @@ export class KafkaClient {
   private adminConnection: Promise<Admin> | undefined;
   /** The topics this service ensured, with each one's `min.insync.replicas` as the broker has it. */
   private readonly minInSync = new Map<string, number>();
+  /** Each topic's partitions, for choosing a message's partition (partition-wise-send.ts); read again after PARTITIONS_MAX_AGE_MS. */
+  private readonly partitions = new Map<string, { at: number; partitions: Promise<PartitionMetadata[]> }>();
 
   constructor(
     readonly settings: KafkaSettings,
@@ -64,6 +66,17 @@ export class KafkaClient {
       () => (this.producerConnection = undefined),
     );
     return this.producerConnection;
+  }
+
+  /** The topic's partitions, as the broker last said (kept PARTITIONS_MAX_AGE_MS, as a producer keeps its metadata). */
+  partitionsOf(topic: string): Promise<PartitionMetadata[]> {
+    const known = this.partitions.get(topic);
+    if (known && Date.now() - known.at < PARTITIONS_MAX_AGE_MS) return known.partitions;
+    const partitions = this.admin().then(async (admin) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions ?? []);
+    this.partitions.set(topic, { at: Date.now(), partitions });
+    // A failed read is not kept: the next send asks again.
+    partitions.catch(() => this.partitions.get(topic)?.partitions === partitions && this.partitions.delete(topic));
+    return partitions;
   }
 
   admin(): Promise<Admin> {
@@ -157,6 +170,8 @@ export class KafkaClient {
     }
   }
 }
+
+const PARTITIONS_MAX_AGE_MS = 60_000;
 
 /** The promise's answer, or an error once `timeoutMs` has passed without one. */
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {

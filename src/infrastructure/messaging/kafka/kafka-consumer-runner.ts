@@ -79,6 +79,8 @@ export class KafkaConsumerRunner {
   private readonly groupCommits = new Map<MessageHandler, GroupCommit<InboundMessage, ProcessOutcome>>();
   /** Backoff sleeps in progress; stop() cuts them short instead of waiting up to 10 s. */
   private readonly sleepers = new Set<() => void>();
+  /** Consumers started after a crash, since this runner was made. */
+  restarts = 0;
 
   constructor(
     private readonly client: KafkaClient,
@@ -99,7 +101,12 @@ export class KafkaConsumerRunner {
       heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer once, from a timer whose failure nobody sees (a
+      // broker still down then leaves the consumer dead, its partitions unread); this runner
+      // restarts it itself until it is back (restartAfterCrash).
+      retry: { retries: 5, restartOnFailure: () => Promise.resolve(false) },
     });
+    consumer.on(consumer.events.CRASH, ({ payload }) => void this.restartAfterCrash(consumer, payload.error));
     // Recorded before the first await: a second start() is a no-op, and a stop() that comes while
     // the broker is still being reached waits for it and then disconnects (no consumer outlives stop).
     this.consumer = consumer;
@@ -122,6 +129,30 @@ export class KafkaConsumerRunner {
       throw error;
     }
     this.logger.log(`consuming ${topics.join(', ')} as group ${this.settings.groupId}`);
+  }
+
+  /**
+   * A crashed consumer (a broker gone longer than the client's retries, a coordinator lost
+   * mid-rebalance) is replaced by a new one, tried with a growing pause until it joins the
+   * group; its partitions resume from the committed offsets (the inbox drops what was applied).
+   */
+  private async restartAfterCrash(crashed: Consumer, error: Error): Promise<void> {
+    if (this.stopped || this.consumer !== crashed) return;
+    this.logger.warn(`the Kafka consumer crashed (${error?.message ?? error}); starting a new one`);
+    this.consumer = undefined;
+    this.starting = undefined;
+    await crashed.disconnect().catch(() => undefined);
+    for (let pause = 1_000; !this.stopped; pause = Math.min(pause * 2, 10_000)) {
+      await this.sleep(pause);
+      if (this.stopped || this.consumer) return;
+      try {
+        await this.start();
+        this.restarts++;
+        return;
+      } catch (restartError) {
+        this.logger.warn(`restarting the Kafka consumer failed (${(restartError as Error).message}); trying again in ${Math.min(pause * 2, 10_000)} ms`);
+      }
+    }
   }
 
   /** Stops fetching, lets the batch in flight finish, commits its offsets and leaves the group. */

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { CompressionTypes, TopicMessages } from 'kafkajs';
+import { TopicMessages } from 'kafkajs';
 import { MessageTransport, RelayedMessage } from '../message-transport';
 import { KafkaClient } from './kafka-client';
+import { sendPartitionWise } from './partition-wise-send';
 
-/** Publishes relayed outbox messages to Kafka, acknowledged by all in-sync replicas. */
+/** Publishes relayed outbox messages to Kafka, acknowledged by all in-sync replicas, a request per partition (partition-wise-send.ts). */
 @Injectable()
 export class KafkaTransport implements MessageTransport {
   constructor(private readonly client: KafkaClient) {}
@@ -24,6 +25,6 @@ export class KafkaTransport implements MessageTransport {
       });
     }
     const producer = await this.client.producer();
-    await producer.sendBatch({ topicMessages: [...byTopic.values()], acks: -1, compression: CompressionTypes.None });
+    await sendPartitionWise(producer, (topic) => this.client.partitionsOf(topic), [...byTopic.values()]);
   }
 }
