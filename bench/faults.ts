@@ -32,7 +32,7 @@
  * scenario is bounded in time; the exit code is 1 when any scenario fails.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AssignerProtocol, KafkaMessage } from 'kafkajs';
+import { KafkaMessage } from 'kafkajs';
 import {
   ensureKafka,
   ensureKafkaCluster,
@@ -180,17 +180,7 @@ class Deployment {
 }
 
 /** The members of the group and the partitions each holds, by client id (= process name). */
-async function assignments(deployment: Deployment): Promise<Map<string, number[]>> {
-  const admin = await deployment.scope.admin();
-  const { groups } = await admin.describeGroups([deployment.scope.groupId]);
-  const topic = deployment.scope.physical(HRIS_TOPIC);
-  return new Map(
-    (groups[0]?.members ?? []).map((m) => {
-      const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
-      return [m.clientId, [...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b)];
-    }),
-  );
-}
+const assignments = (deployment: Deployment): Promise<Map<string, number[]>> => deployment.scope.assignments();
 
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;

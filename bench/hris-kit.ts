@@ -13,7 +13,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Admin, Kafka, logLevel, Message, PartitionMetadata, Partitioners, Producer } from 'kafkajs';
+import { Admin, AssignerProtocol, Kafka, logLevel, Message, PartitionMetadata, Partitioners, Producer } from 'kafkajs';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
@@ -579,6 +579,19 @@ export class KafkaScope {
       return admin;
     })();
     return this.adminConnection;
+  }
+
+  /** Which partitions of the HRIS topic each member of this scope's group holds, by client id. */
+  async assignments(): Promise<Map<string, number[]>> {
+    const admin = await this.admin();
+    const { groups } = await admin.describeGroups([this.groupId]);
+    const topic = this.physical(HRIS_TOPIC);
+    return new Map(
+      (groups[0]?.members ?? []).map((m) => {
+        const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+        return [m.clientId, [...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b)];
+      }),
+    );
   }
 
   /** The HRIS topic with PARTITIONS partitions (the service would create it the same way). */

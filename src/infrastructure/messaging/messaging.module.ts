@@ -4,6 +4,7 @@ import { MessageProcessor } from './inbox/message-processor';
 import { InProcessTransport } from './in-process-transport';
 import { KafkaClient } from './kafka/kafka-client';
 import { KafkaConsumerRunner } from './kafka/kafka-consumer-runner';
+import { Metrics } from '../observability/metrics';
 import { KafkaTransport } from './kafka/kafka-transport';
 import { MessageHandlerRegistry } from './message-handler-registry';
 import { MESSAGE_TRANSPORT } from './message-transport';
@@ -39,15 +40,15 @@ function transportProviders(config: AppConfig): Provider[] {
     { provide: MESSAGE_TRANSPORT, useExisting: KafkaTransport },
     {
       provide: KafkaConsumerRunner,
-      inject: [KafkaClient, MessageHandlerRegistry, MessageProcessor],
-      useFactory: (client: KafkaClient, registry: MessageHandlerRegistry, processor: MessageProcessor) =>
+      inject: [KafkaClient, MessageHandlerRegistry, MessageProcessor, Metrics],
+      useFactory: (client: KafkaClient, registry: MessageHandlerRegistry, processor: MessageProcessor, metrics: Metrics) =>
         new KafkaConsumerRunner(client, registry, processor, {
           groupId: config.KAFKA_GROUP_ID,
           // Every partition of a fetch at once: their runs meet in one group commit (at most 3 transactions).
           partitionsConsumedConcurrently: Math.min(config.KAFKA_TOPIC_PARTITIONS, 12),
           batchMax: config.KAFKA_BATCH_MAX,
           sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-        }),
+        }, metrics),
     },
   ];
 }

@@ -61,6 +61,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly consumerRestarts = new Counter({
+    name: 'kafka_consumer_restarts_total',
+    help: 'Kafka consumers started again after a crash (a broker or the group coordinator unreachable longer than the client retries)',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

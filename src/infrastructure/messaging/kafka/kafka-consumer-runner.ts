@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
 import { isStorableText, toStorableText } from '../../../domain/shared/hostile-input';
 import { isTransientDatabaseError } from '../../database/transient-errors';
+import { Metrics } from '../../observability/metrics';
 import { GroupCommit } from '../../scheduling/group-commit';
 import { MessageProcessor, ProcessOutcome } from '../inbox/message-processor';
 import { InboundMessage, MessageHandler, MessageHeaders } from '../message';
@@ -79,7 +80,8 @@ export class KafkaConsumerRunner {
   private readonly groupCommits = new Map<MessageHandler, GroupCommit<InboundMessage, ProcessOutcome>>();
   /** Backoff sleeps in progress; stop() cuts them short instead of waiting up to 10 s. */
   private readonly sleepers = new Set<() => void>();
-  /** Consumers started after a crash, since this runner was made. */
+  /** Crashes of this runner's consumers, and consumers started after one, since it was made. */
+  crashes = 0;
   restarts = 0;
 
   constructor(
@@ -87,6 +89,7 @@ export class KafkaConsumerRunner {
     private readonly registry: MessageHandlerRegistry,
     private readonly processor: MessageProcessor,
     private readonly settings: KafkaConsumerSettings,
+    private readonly metrics?: Metrics,
   ) {}
 
   async start(): Promise<void> {
@@ -138,6 +141,7 @@ export class KafkaConsumerRunner {
    */
   private async restartAfterCrash(crashed: Consumer, error: Error): Promise<void> {
     if (this.stopped || this.consumer !== crashed) return;
+    this.crashes++;
     this.logger.warn(`the Kafka consumer crashed (${error?.message ?? error}); starting a new one`);
     this.consumer = undefined;
     this.starting = undefined;
@@ -148,6 +152,7 @@ export class KafkaConsumerRunner {
       try {
         await this.start();
         this.restarts++;
+        this.metrics?.consumerRestarts.inc();
         return;
       } catch (restartError) {
         this.logger.warn(`restarting the Kafka consumer failed (${(restartError as Error).message}); trying again in ${Math.min(pause * 2, 10_000)} ms`);
