@@ -542,6 +542,8 @@ export class KafkaScope {
       clientId: `${label}-${randomBytes(3).toString('hex')}`,
       brokers: brokers.split(','),
       retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 10_000 },
+      // As the service's client: a paused broker holds a request 5 s, and the retry reads fresh metadata.
+      requestTimeout: 5_000,
       logLevel: logLevel.NOTHING,
     });
   }
@@ -552,7 +554,7 @@ export class KafkaScope {
 
   producer(): Promise<Producer> {
     this.producerConnection ??= (async () => {
-      const producer = this.kafka.producer({ allowAutoTopicCreation: false });
+      const producer = this.kafka.producer({ allowAutoTopicCreation: false, metadataMaxAge: 5_000 });
       await producer.connect();
       return producer;
     })();

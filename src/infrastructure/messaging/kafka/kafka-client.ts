@@ -47,7 +47,9 @@ export class KafkaClient {
       clientId: settings.clientId,
       brokers: settings.brokers,
       connectionTimeout: 3_000,
-      requestTimeout: 30_000,
+      // A broker that stops answering (paused, cut off) holds a produce request this long before
+      // it is retried; Kafka's own default (30 s) held the relay half a minute per attempt.
+      requestTimeout: 10_000,
       retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 10_000 },
       logLevel: logLevel.WARN,
       logCreator:
@@ -62,7 +64,9 @@ export class KafkaClient {
   producer(): Promise<Producer> {
     // Idempotent with one request in flight: retries never duplicate or reorder a partition.
     this.producerConnection ??= this.connect(
-      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false }),
+      // kafkajs retries a timed-out produce request to the leader it knew, reading metadata again
+      // only once it is older than `metadataMaxAge`: kept short, a retry finds the new leader.
+      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS }),
       () => (this.producerConnection = undefined),
     );
     return this.producerConnection;
@@ -172,6 +176,7 @@ export class KafkaClient {
 }
 
 const PARTITIONS_MAX_AGE_MS = 60_000;
+const PRODUCER_METADATA_MAX_AGE_MS = 10_000;
 
 /** The promise's answer, or an error once `timeoutMs` has passed without one. */
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
