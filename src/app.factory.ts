@@ -18,6 +18,7 @@ import { createValidationPipe } from './infrastructure/http/validation';
 import { recordHttpMetrics } from './infrastructure/observability/http-metrics';
 import { Metrics } from './infrastructure/observability/metrics';
 import { QuietBootLogger } from './infrastructure/observability/quiet-boot-logger';
+import { ReadCache } from './modules/read-cache/read-cache';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { version } = require('../package.json') as { version: string };
@@ -100,6 +101,7 @@ async function configureHttp(app: NestFastifyApplication): Promise<void> {
     done();
   });
   recordHttpMetrics(fastify, app.get(Metrics));
+  app.get(ReadCache).install(fastify);
 
   await app.register(helmet, {
     contentSecurityPolicy: {

@@ -37,6 +37,7 @@ import { OpsDashboardModule } from './modules/ops-dashboard/ops-dashboard.module
 import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
+import { ChangeNotificationsModule } from './infrastructure/database/change-notifications';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
 import { SagasRepositoryModule } from './modules/saga-state/saga-state.repository';
 import { DomainEventsModule } from './infrastructure/events/domain-events.module';
@@ -78,6 +79,7 @@ export class AppModule {
         OpsAuditModule,
         OpsSignInThrottleModule,
         UnitOfWorkModule,
+        ChangeNotificationsModule,
         DomainEventsModule,
         EnrollmentLedgerModule,
         SagasRepositoryModule,

@@ -275,6 +275,13 @@ export class AppConfig {
   @Max(1_000_000)
   RATE_LIMIT_PER_MINUTE = 1200;
 
+  /** Megabytes of synced read answers kept in memory per instance (0: no cache; ETags still answer 304). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(4_096)
+  READ_CACHE_MB = 32;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 

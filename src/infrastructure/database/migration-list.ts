@@ -16,6 +16,7 @@ import { AuthorizationCodeToken1796700000000 } from './migrations/1796700000000-
 import { SandboxEditSyncs1796800000000 } from './migrations/1796800000000-sandbox-edit-syncs';
 import { Webhooks1797000000000 } from './migrations/1797000000000-webhooks';
 import { EnrollmentWritePath1797100000000 } from './migrations/1797100000000-enrollment-write-path';
+import { ChangeNotifications1797200000000 } from './migrations/1797200000000-change-notifications';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   SandboxEditSyncs1796800000000,
   Webhooks1797000000000,
   EnrollmentWritePath1797100000000,
+  ChangeNotifications1797200000000,
 ];

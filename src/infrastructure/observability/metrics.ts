@@ -61,6 +61,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly readCacheRequests = new Counter({
+    name: 'read_cache_requests_total',
+    help: 'Synced employer reads: answered from memory (hit), from memory with 304 (not_modified), or through the pipeline (miss)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly consumerRestarts = new Counter({
     name: 'kafka_consumer_restarts_total',
     help: 'Kafka consumers started again after a crash (a broker or the group coordinator unreachable longer than the client retries)',

@@ -6,6 +6,7 @@ import { AccessTokenGuard } from './access-token.guard';
 import { AuthController } from './auth.controller';
 import { ConnectSessionsService } from './connect-sessions.service';
 import { TokenExchangeService } from './token-exchange.service';
+import { TokenLookup } from './token-lookup';
 import { TokenRateLimiter } from './token-rate-limiter';
 
 /**
@@ -20,8 +21,9 @@ import { TokenRateLimiter } from './token-rate-limiter';
     ConnectSessionsService,
     TokenExchangeService,
     TokenRateLimiter,
+    TokenLookup,
     { provide: APP_GUARD, useClass: AccessTokenGuard },
   ],
-  exports: [ConnectionsRepository, ConnectSessionsService, ApplicationsModule],
+  exports: [ConnectionsRepository, ConnectSessionsService, ApplicationsModule, TokenLookup, TokenRateLimiter],
 })
 export class AuthModule {}

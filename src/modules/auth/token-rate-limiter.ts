@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 
+export type RateLimitDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
 interface Window {
   start: number;
   count: number;
@@ -22,7 +24,7 @@ export class TokenRateLimiter {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  take(tokenId: string): { allowed: true } | { allowed: false; retryAfterSeconds: number } {
+  take(tokenId: string): RateLimitDecision {
     const now = this.clock.now().getTime();
     let window = this.windows.get(tokenId);
     if (!window || now - window.start >= this.windowMs) {

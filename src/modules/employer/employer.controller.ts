@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, UseInterceptors } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../../domain/connections/connection';
 import { ConnectionEntity } from '../../domain/connections/entity-scope';
@@ -18,6 +19,8 @@ import {
 import { ApiEntityQuery, mergedList } from './dto/entity-scoped-query.dto';
 import { isUuid, uuidParam } from './dto/uuid-param';
 import { batchError, lookupIds, peopleBatch } from './batch-responses';
+import { ReadCache } from '../read-cache/read-cache';
+import { SyncedReadInterceptor } from '../read-cache/synced-read.interceptor';
 import { EmployerReadsService, ReadScope } from './employer-reads.service';
 import { employmentNotFound, individualNotFound, notFoundMessage, paymentNotFound, SyncedAsOf } from './not-found-messages';
 
@@ -25,6 +28,7 @@ import { employmentNotFound, individualNotFound, notFoundMessage, paymentNotFoun
 @ApiTags('employer')
 @ApiBearerAuth('access-token')
 @RequiresApiVersion()
+@UseInterceptors(SyncedReadInterceptor)
 @Controller('employer')
 export class EmployerController {
   constructor(private readonly reads: EmployerReadsService) {}
@@ -63,12 +67,13 @@ export class EmployerController {
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Body() body: IndividualRequestDto,
+    @Req() request: FastifyRequest,
   ) {
     const requested = body.requests.map((r) => r.individual_id);
     const includeSsn = body.options?.include?.includes('ssn') ?? false;
     const scope: ReadScope = { connection, entity };
     const found = await this.reads.individuals(scope, lookupIds(requested), { includeSsn });
-    const asOf = await this.syncedAsOfWhenMissing(scope, requested, found);
+    const asOf = await this.syncedAsOfWhenMissing(scope, requested, found, request);
     return { responses: peopleBatch(requested, found, (id) => notFoundMessage(individualNotFound(id), asOf)) };
   }
 
@@ -81,11 +86,12 @@ export class EmployerController {
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Body() body: EmploymentRequestDto,
+    @Req() request: FastifyRequest,
   ) {
     const requested = body.requests.map((r) => r.individual_id);
     const scope: ReadScope = { connection, entity };
     const found = await this.reads.employments(scope, lookupIds(requested));
-    const asOf = await this.syncedAsOfWhenMissing(scope, requested, found);
+    const asOf = await this.syncedAsOfWhenMissing(scope, requested, found, request);
     return { responses: peopleBatch(requested, found, (id) => notFoundMessage(employmentNotFound(id), asOf)) };
   }
 
@@ -109,6 +115,7 @@ export class EmployerController {
     @CurrentPrincipal() { connection }: Principal,
     @CurrentEntity() entity: ConnectionEntity,
     @Body() body: PayStatementRequestDto,
+    @Req() request: FastifyRequest,
   ) {
     const scope: ReadScope = { connection, entity };
     let asOf: Promise<SyncedAsOf | undefined> | undefined;
@@ -121,6 +128,7 @@ export class EmployerController {
           offset: offset ?? 0,
         });
         if (!page) {
+          ReadCache.doNotKeep(request);
           const message = notFoundMessage(paymentNotFound(payment_id), await (asOf ??= this.reads.syncedAsOf(scope)));
           return batchError('payment_id', payment_id, notFound(message, 'payment_not_found'));
         }
@@ -160,9 +168,16 @@ export class EmployerController {
   }
 
   /** Looked up only when some well-formed id was not found: its 404 says what the read answered from. */
-  private async syncedAsOfWhenMissing(scope: ReadScope, requested: string[], found: { id: string }[]): Promise<SyncedAsOf | undefined> {
+  private async syncedAsOfWhenMissing(
+    scope: ReadScope,
+    requested: string[],
+    found: { id: string }[],
+    request: FastifyRequest,
+  ): Promise<SyncedAsOf | undefined> {
     const known = new Set(found.map((record) => record.id.toLowerCase()));
     if (lookupIds(requested).every((id) => known.has(id))) return undefined;
+    // The message names the sync under way, which changes without a new generation: not kept.
+    ReadCache.doNotKeep(request);
     return this.reads.syncedAsOf(scope);
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EmployerDataRepository } from '../../infrastructure/database/repositories/employer-data.repository';
 import { JobsModule } from '../jobs/jobs.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { EmployerController } from './employer.controller';
 import { EmployerReadsService } from './employer-reads.service';
 
@@ -11,7 +12,7 @@ import { EmployerReadsService } from './employer-reads.service';
  */
 @Module({
   // The sync under way, named in the messages of not-found items.
-  imports: [JobsModule],
+  imports: [JobsModule, ReadCacheModule],
   controllers: [EmployerController],
   providers: [EmployerDataRepository, EmployerReadsService],
   exports: [EmployerReadsService],
