@@ -8,6 +8,8 @@ const QUIET_ROUTES = /^\/(health\/|metrics)/;
 /** JSON logs (pino), one line per request with its id; secrets never reach the log. */
 export function httpLoggerOptions(config: AppConfig): Params {
   return {
+    // At `silent` nothing would be logged: no request logger is made for every request.
+    ...(config.LOG_LEVEL === 'silent' && { forRoutes: [] }),
     pinoHttp: {
       level: config.LOG_LEVEL,
       transport: config.LOG_PRETTY ? { target: 'pino-pretty', options: { singleLine: true } } : undefined,
