@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { startService, RunningService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { Metrics } from '../../src/infrastructure/observability/metrics';
@@ -144,6 +145,35 @@ describeWithPostgres('read cache: ETags, answers per generation, revocation acro
     // Without the version header: the ordinary 400, never the kept answer.
     const { 'service-api-version': _dropped, ...withoutVersion } = bearer(token);
     expect((await onA('/employer/company', { headers: withoutVersion })).status).toBe(400);
+  });
+
+  it('takes the rate limit once per request, answered from memory or not: the last within the limit passes, the next is refused with Retry-After', async () => {
+    const limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '6' } });
+    try {
+      const limitedApp = await createApplication(limited);
+      const res = await limited.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 3, products: ['company'] }, basic(limitedApp)));
+      const token: string = res.body.access_token;
+      const sync = await limited.request('/jobs/automated', json({ type: 'data_sync_all' }, bearer(token)));
+      // Watched in the database: polling the job would spend the token's few requests.
+      const db = limited.app.get(DataSource);
+      await expectEventually(async () => expect((await db.query(`SELECT status FROM jobs WHERE id = $1`, [sync.body.job_id]))[0].status).toBe('complete'), {
+        timeoutMs: 60_000,
+      });
+      // One request so far (the sync): read until refused.
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await limited.request('/employer/company', { headers: bearer(token) })).status);
+      const served = statuses.filter((s) => s === 200).length;
+      expect(served).toBe(5);
+      expect(statuses.slice(0, served).every((s) => s === 200)).toBe(true);
+      expect(statuses.slice(served).every((s) => s === 429)).toBe(true);
+      expect(served).toBeGreaterThan(1);
+      expect(await hits(limited, 'hit')).toBe(served - 1);
+      const refused = await limited.request('/employer/company', { headers: bearer(token) });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('a token revoked through one instance is refused by the other within a second, though it had the answer in memory', async () => {
