@@ -66,12 +66,16 @@ export class ReadCache {
     (request as ReadRequest)[NOT_KEPT] = true;
   }
 
+  /** Hooks into Fastify; call after the hooks whose headers every answer needs (security headers, request id). */
   install(fastify: FastifyInstance): void {
+    // A GET is answered as soon as it is routed; a POST once its body is parsed.
+    fastify.addHook('onRequest', async (request, reply) => {
+      if (request.method !== 'GET' || !request.url.startsWith('/employer/')) return;
+      if (this.answerFromMemory(request as ReadRequest, reply)) return reply;
+    });
     fastify.addHook('preHandler', async (request, reply) => {
-      if (request.method !== 'GET' && request.method !== 'POST') return;
-      if (!request.url.startsWith('/employer/')) return;
-      const answered = this.answerFromMemory(request as ReadRequest, reply);
-      if (answered) return reply;
+      if (request.method !== 'POST' || !request.url.startsWith('/employer/')) return;
+      if (this.answerFromMemory(request as ReadRequest, reply)) return reply;
     });
     fastify.addHook('onSend', async (request, reply, payload) => {
       const read = (request as ReadRequest)[SYNCED_READ];
