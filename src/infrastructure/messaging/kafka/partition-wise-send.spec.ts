@@ -1,19 +1,24 @@
-import { Message, PartitionMetadata, Partitioners, Producer, ProducerRecord } from 'kafkajs';
+import { Message, PartitionMetadata, Partitioners, Producer, ProducerBatch, ProducerRecord } from 'kafkajs';
 import { sendPartitionWise } from './partition-wise-send';
 
-const partitionsOf = (count: number) => (): Promise<PartitionMetadata[]> =>
-  Promise.resolve(Array.from({ length: count }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: partitionId % 3, replicas: [0, 1, 2], isr: [0, 1, 2] })));
+const partitionsOf = (count: number, replicas = [0, 1, 2]) => (): Promise<PartitionMetadata[]> =>
+  Promise.resolve(Array.from({ length: count }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: partitionId % 3, replicas, isr: replicas })));
 
 /** A producer that records what it was asked to send and answers like a broker would. */
-function recordingProducer(): { producer: Producer; sends: ProducerRecord[] } {
+function recordingProducer(): { producer: Producer; sends: ProducerRecord[]; batches: ProducerBatch[] } {
   const sends: ProducerRecord[] = [];
+  const batches: ProducerBatch[] = [];
   const producer = {
     send: (record: ProducerRecord) => {
       sends.push(record);
       return Promise.resolve(record.messages.map(() => ({ topicName: record.topic, partition: record.messages[0].partition!, errorCode: 0 })));
     },
+    sendBatch: (batch: ProducerBatch) => {
+      batches.push(batch);
+      return Promise.resolve([]);
+    },
   } as unknown as Producer;
-  return { producer, sends };
+  return { producer, sends, batches };
 }
 
 describe('sendPartitionWise', () => {
@@ -56,6 +61,19 @@ describe('sendPartitionWise', () => {
     expect(sends.find((s) => s.topic === 'a')!.messages[0].partition).toBe(2);
     expect(sends.filter((s) => s.topic === 'b').flatMap((s) => s.messages.map((m) => m.value))).toHaveLength(2);
     expect(sends.some((s) => s.topic === 'c')).toBe(false);
+  });
+
+  it('sends everything in one request when every partition has a single replica (no leader can move)', async () => {
+    const { producer, sends, batches } = recordingProducer();
+    await sendPartitionWise(producer, partitionsOf(6, [0]), [{ topic: 't', messages: keyed(50) }]);
+    expect(sends).toEqual([]);
+    expect(batches).toHaveLength(1);
+    expect(batches[0].acks).toBe(-1);
+    const sent = batches[0].topicMessages!.flatMap((t) => t.messages);
+    expect(sent).toHaveLength(50);
+    const reference = Partitioners.DefaultPartitioner();
+    const metadata = await partitionsOf(6, [0])();
+    for (const m of sent) expect(m.partition).toBe(reference({ topic: 't', partitionMetadata: metadata, message: { key: m.key, value: m.value } }));
   });
 
   it('refuses a topic with no partitions instead of dropping its messages', async () => {
