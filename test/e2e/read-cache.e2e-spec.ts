@@ -50,7 +50,7 @@ describeWithPostgres('read cache: ETags, answers per generation, revocation acro
     expect(res.status).toBe(200);
     const token: string = res.body.access_token;
     await syncNow(token);
-    return { token, connectionId: res.body.connection_id as string };
+    return { token, connectionId: res.body.connection_id as string, entityId: res.body.entity_id as string };
   }
 
   async function syncNow(token: string): Promise<void> {
@@ -145,6 +145,23 @@ describeWithPostgres('read cache: ETags, answers per generation, revocation acro
     // Without the version header: the ordinary 400, never the kept answer.
     const { 'service-api-version': _dropped, ...withoutVersion } = bearer(token);
     expect((await onA('/employer/company', { headers: withoutVersion })).status).toBe(400);
+  });
+
+  it("never gives another connection's token an answer kept for this one: its entity is refused, its own read is its own", async () => {
+    const mine = await syncedEmployer(['company']);
+    const theirs = await syncedEmployer(['company']);
+    const kept = await onA('/employer/company', { headers: bearer(mine.token) });
+    expect((await onA('/employer/company', { headers: bearer(mine.token) })).status).toBe(200);
+    const foreign = await onA(`/employer/company?entity_ids=${mine.entityId}`, { headers: bearer(theirs.token) });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toMatchObject({ name: 'forbidden_error', service_code: 'entity_not_authorized' });
+    const own = await onA('/employer/company', { headers: bearer(theirs.token) });
+    expect(own.status).toBe(200);
+    expect(own.text).not.toBe(kept.text);
+    // A token that is not one: 401 with the error object, never a kept answer.
+    const unknown = await onA('/employer/company', { headers: bearer('not-a-token') });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toMatchObject({ code: 401, message: expect.any(String) });
   });
 
   it('takes the rate limit once per request, answered from memory or not: the last within the limit passes, the next is refused with Retry-After', async () => {
