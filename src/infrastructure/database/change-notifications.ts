@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Global, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -6,6 +7,10 @@ import { AppConfig } from '../../config/app-config';
 /** The channels the database's triggers notify (migration 1797200000000). */
 export type ChangeChannel = 'auth_changed' | 'employer_sync';
 const CHANNELS: readonly ChangeChannel[] = ['auth_changed', 'employer_sync'];
+/** Where an instance notifies itself to learn that it has heard everything committed before (`caughtUp`). */
+const BARRIER_CHANNEL = 'change_barrier';
+/** Longest `caughtUp` waits for its own notification before it drops every cache instead. */
+const BARRIER_TIMEOUT_MS = 2_000;
 
 type Listener = (payload: string) => void;
 
@@ -26,6 +31,9 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
   private isLive = false;
+  private readonly instance = randomUUID();
+  private barriers = 0;
+  private readonly awaited = new Map<string, () => void>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -41,6 +49,32 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     const set = this.listeners.get(channel) ?? new Set();
     set.add(listener);
     this.listeners.set(channel, set);
+  }
+
+  /**
+   * Resolves once this instance has heard every change committed before the call, so the
+   * request that made a change (a disconnect, a revocation) answers only when this instance's
+   * caches no longer hold what it changed: read-your-writes on the instance. PostgreSQL delivers
+   * notifications in commit order, so hearing a notification sent after the change commits
+   * means the change's was heard. Should it not come in time, every cache is dropped instead.
+   */
+  async caughtUp(): Promise<void> {
+    if (!this.isLive) return;
+    const key = `${this.instance}:${++this.barriers}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.awaited.set(key, () => resolve(true));
+      timer = setTimeout(() => resolve(false), BARRIER_TIMEOUT_MS);
+    });
+    try {
+      await this.dataSource.query(`SELECT pg_notify('${BARRIER_CHANNEL}', $1)`, [key]);
+      if (!(await heard)) this.reset();
+    } catch {
+      this.reset();
+    } finally {
+      clearTimeout(timer);
+      this.awaited.delete(key);
+    }
   }
 
   /** Called whenever notifications may have been missed: drop everything cached. */
@@ -66,13 +100,14 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     const url = (this.dataSource.options as { url?: string }).url;
     const client = new Client({ connectionString: url, application_name: 'change-notifications' });
     client.on('notification', ({ channel, payload }) => {
+      if (channel === BARRIER_CHANNEL) return this.awaited.get(payload ?? '')?.();
       for (const listener of this.listeners.get(channel as ChangeChannel) ?? []) listener(payload ?? '');
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, new Error('the session ended')));
     try {
       await client.connect();
-      for (const channel of CHANNELS) await client.query(`LISTEN ${channel}`);
+      for (const channel of [...CHANNELS, BARRIER_CHANNEL]) await client.query(`LISTEN ${channel}`);
       this.client = client;
       // Whatever changed before this session listened was not heard: start from nothing.
       this.reset();
@@ -98,6 +133,8 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
   private goDown(): void {
     this.isLive = false;
     this.reset();
+    // Caches are bypassed while down: whoever waits to be caught up is.
+    for (const release of this.awaited.values()) release();
   }
 
   private reset(): void {

@@ -6,6 +6,7 @@ import { Connection } from '../../domain/connections/connection';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { returnedRows } from '../../infrastructure/database/query-result';
+import { ChangeNotifications } from '../../infrastructure/database/change-notifications';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { Application } from '../applications/applications.service';
 import { MAX_MINUTES_TO_EXPIRE } from './dto/connect-session.dto';
@@ -96,6 +97,7 @@ export class ConnectSessionsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly connections: ConnectionsRepository,
+    private readonly notifications: ChangeNotifications,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -200,6 +202,8 @@ export class ConnectSessionsService {
       );
       return result;
     });
+    // A reauthentication changes the connection's status, products and entities: cached tokens must see it.
+    await this.notifications.caughtUp();
     const session = (await this.find(sessionId))!;
     return { code, redirectUri: session.redirectUri, connection };
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Connection } from '../../domain/connections/connection';
 import { DomainError } from '../../domain/shared/domain-error';
+import { ChangeNotifications } from '../../infrastructure/database/change-notifications';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 
 /** Disconnecting a whole connection or some of its entities. */
@@ -10,6 +11,7 @@ export class ConnectionsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly connections: ConnectionsRepository,
+    private readonly notifications: ChangeNotifications,
   ) {}
 
   /** Every token of the connection stops working at once; the connection is kept for the record. */
@@ -21,6 +23,8 @@ export class ConnectionsService {
       await this.connections.disconnectEntities(connectionId, connection.entities.map((e) => e.id), manager);
       await this.connections.update(connectionId, { status: 'disconnected' }, manager);
     });
+    // The answer is sent once this instance's cached tokens no longer hold the connection.
+    await this.notifications.caughtUp();
   }
 
   /** Only the named entities; all must belong to this connection, or nothing changes. */
@@ -36,5 +40,6 @@ export class ConnectionsService {
       await this.connections.find(connection.id, manager, { lock: true });
       await this.connections.disconnectEntities(connection.id, entityIds, manager);
     });
+    await this.notifications.caughtUp();
   }
 }

@@ -5,6 +5,7 @@ import { Connection, ConnectionStatus } from '../../domain/connections/connectio
 import { isAssisted, ProviderDescriptor } from '../../domain/providers/provider';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
+import { ChangeNotifications } from '../../infrastructure/database/change-notifications';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { Application } from '../applications/applications.service';
 
@@ -21,6 +22,7 @@ export class SandboxConnectionsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly connections: ConnectionsRepository,
+    private readonly notifications: ChangeNotifications,
     private readonly catalogue: ProviderCatalogue,
   ) {}
 
@@ -104,6 +106,7 @@ export class SandboxConnectionsService {
       if (status === 'disconnected') await this.connections.revokeTokens(connection.id, manager);
       await this.connections.update(connection.id, { status }, manager);
     });
+    await this.notifications.caughtUp();
     return {
       connection_id: connection.id,
       entity_id: connection.entities[0].id,

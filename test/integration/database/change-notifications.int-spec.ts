@@ -58,6 +58,36 @@ describeWithPostgres('change notifications', () => {
     await expectEventually(() => expect(heard).toContainEqual({ channel: 'employer_sync', payload: entity.id }));
   });
 
+  it('caughtUp resolves only once every change committed before it was heard, in commit order', async () => {
+    const [connection] = await dataSource.query(`SELECT id FROM connections LIMIT 1`);
+    for (let round = 0; round < 20; round++) {
+      heard.length = 0;
+      await dataSource.query(`UPDATE connections SET updated_at = now() WHERE id = $1`, [connection.id]);
+      await notifications.caughtUp();
+      // No waiting: the change's notification came before the barrier's.
+      expect(heard).toEqual([{ channel: 'auth_changed', payload: connection.id }]);
+    }
+  });
+
+  it('caughtUp drops every cache when its own notification cannot be sent', async () => {
+    const resetsBefore = resets;
+    const broken = new ChangeNotifications(
+      { query: () => Promise.reject(new Error('the pool is closed')), options: dataSource.options } as unknown as DataSource,
+      { embedded: false } as AppConfig,
+    );
+    let brokenResets = 0;
+    broken.onReset(() => brokenResets++);
+    try {
+      await broken.onApplicationBootstrap();
+      const afterBootstrap = brokenResets;
+      await broken.caughtUp();
+      expect(brokenResets).toBe(afterBootstrap + 1);
+    } finally {
+      await broken.onApplicationShutdown();
+    }
+    expect(resets).toBe(resetsBefore);
+  });
+
   it('goes down when its session is cut (caches then answer nothing), and comes back clearing them', async () => {
     const resetsBefore = resets;
     await dataSource.query(
