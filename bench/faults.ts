@@ -89,6 +89,8 @@ export interface ScenarioResult {
   notes: string[];
   /** Why it failed, when it did. */
   failures: string[];
+  /** The last lines each service process printed, when it failed: apart, so the causes stay short. */
+  outputs: string[];
 }
 
 interface Sizes {
@@ -605,6 +607,7 @@ export async function runScenario(scenario: Scenario, options: FaultOptions): Pr
   const log = options.log ?? ((line: string) => console.log(line));
   const ctx: Context = { options, sizes: sizesOf(options), log, notes: [], deployments: [], clusters: [] };
   const failures: string[] = [];
+  const outputs: string[] = [];
   const started = Date.now();
   const boundMs = ctx.sizes.settleMs + 300_000;
   let outcome: Outcome | undefined;
@@ -618,7 +621,7 @@ export async function runScenario(scenario: Scenario, options: FaultOptions): Pr
     failures.push(`${(error as Error).message}`);
   } finally {
     // What the service processes said is the first thing to read when a scenario fails.
-    if (failures.length > 0) for (const d of ctx.deployments) for (const p of d.processes) failures.push(`${p.name} output:\n${tail(p.output(), 30)}`);
+    if (failures.length > 0) for (const d of ctx.deployments) for (const p of d.processes) outputs.push(`${p.name} output:\n${tail(p.output(), 30)}`);
     clearTimeout(timer);
     for (const d of ctx.deployments) await d.close().catch((e) => log(`  (teardown: ${(e as Error).message})`));
     for (const c of ctx.clusters) {
@@ -635,7 +638,7 @@ export async function runScenario(scenario: Scenario, options: FaultOptions): Pr
     if (outcome.poisonMissing > 0) failures.push(`${outcome.poisonMissing} of ${outcome.poisonEvents} poison events not dead-lettered`);
     if (outcome.problems.length > 0 && (outcome.lost > 0 || outcome.doubled > 0 || outcome.poisonMissing > 0)) failures.push(...outcome.problems.slice(0, 10));
   }
-  return { name: scenario.name, title: scenario.title, passed: failures.length === 0, seconds: (Date.now() - started) / 1000, outcome, notes: ctx.notes, failures };
+  return { name: scenario.name, title: scenario.title, passed: failures.length === 0, seconds: (Date.now() - started) / 1000, outcome, notes: ctx.notes, failures, outputs };
 }
 
 /** Runs the scenarios in order (all, or those named), printing each result as it ends. */
@@ -663,6 +666,7 @@ export async function runFaultSuite(options: FaultOptions, names: string[] = [])
     for (const note of result.notes) log(`  ${note}`);
     if (result.outcome) log(`  ${outcomeLine('hris.events', result.outcome)}`);
     log(`  ${result.passed ? 'PASS' : 'FAIL'} (${result.seconds.toFixed(0)} s)`);
+    for (const output of result.outputs) log(`    ${output.replace(/\n/g, '\n    ')}`);
     for (const failure of result.failures) log(`    - ${failure}`);
   }
   return results;

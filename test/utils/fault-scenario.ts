@@ -13,8 +13,10 @@ export async function expectScenarioPasses(scenario: Scenario): Promise<void> {
         (o ? `events sent ${o.sent} / applied ${o.applied} / lost ${o.lost} / doubled ${o.doubled} / dead-lettered ${o.deadLettered}` : 'no outcome'),
       ...result.notes.map((n) => `  ${n}`),
       ...lines,
+      ...result.outputs,
     ].join('\n'),
   );
+  // The causes alone (the processes' output is printed above): the end of a failed run's log names them.
   expect(result.failures).toEqual([]);
   expect(o).toBeDefined();
   expect({ lost: o!.lost, doubled: o!.doubled, poisonMissing: o!.poisonMissing }).toEqual({ lost: 0, doubled: 0, poisonMissing: 0 });
