@@ -7,6 +7,7 @@ import { ApplicationsService } from '../../src/modules/applications/applications
 import { basic, bearer } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, request } from '../utils/test-app';
+import { EMBEDDED_START_TIMEOUT_MS } from '../utils/embedded';
 
 // The embedded database is one backend session (a pool of one connection): the worker, its
 // lease renewals, the provider's reads and the sync's writes must all share it without a deadlock.
@@ -19,7 +20,7 @@ describe('data sync on the embedded database (PGlite)', () => {
     service = await startService(
       loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', EMBEDDED_DATA_DIR: dataDir, PROVIDER_LATENCY_MS: '0', JOB_POLL_MS: '20' }),
     );
-  });
+  }, EMBEDDED_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await service?.close();

@@ -9,6 +9,7 @@ import { basic, bearer } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, request } from '../utils/test-app';
 import { WebhookReceiver } from '../utils/webhook-receiver';
+import { EMBEDDED_START_TIMEOUT_MS } from '../utils/embedded';
 
 // The embedded default (PGlite, one connection, no WEBHOOK_SECRETS_KEY): the key is generated
 // into the data directory, and the dispatcher shares the one connection with everything else.
@@ -23,7 +24,7 @@ describe('webhooks on the embedded database (PGlite)', () => {
     service = await startService(
       loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', EMBEDDED_DATA_DIR: dataDir, PROVIDER_LATENCY_MS: '0', JOB_POLL_MS: '20', WEBHOOK_POLL_MS: '20' }),
     );
-  });
+  }, EMBEDDED_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await service?.close();

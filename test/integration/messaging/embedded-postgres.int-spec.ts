@@ -14,6 +14,7 @@ import { expectEventually } from '../../utils/expect-eventually';
 import { openTestDataSource } from '../../utils/test-database';
 import { createEffectsTable, EffectHandler, effects, relaySettings, TestBody } from './messaging-test-kit';
 import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
+import { EMBEDDED_START_TIMEOUT_MS } from '../../utils/embedded';
 
 const TOPIC = 'embedded.test';
 
@@ -46,7 +47,7 @@ describe('embedded PostgreSQL (PGlite)', () => {
     dataSource = new DataSource(dataSourceOptions({ url: embedded.url, poolSize: 1 }));
     await dataSource.initialize();
     migratedSchema = await schemaOf(dataSource);
-  });
+  }, EMBEDDED_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await relay?.stop();

@@ -8,6 +8,7 @@ import { EmbeddedPostgres } from '../../../src/infrastructure/database/embedded-
 import { SandboxEmployerStore } from '../../../src/infrastructure/providers/sandbox/sandbox-employer.store';
 import { SandboxProviderAdapter } from '../../../src/infrastructure/providers/sandbox/sandbox-provider.adapter';
 import { catalogue, sandboxEmployer, statementProblems, sum } from './sandbox-test-kit';
+import { EMBEDDED_START_TIMEOUT_MS } from '../../utils/embedded';
 
 /**
  * The sandbox on the embedded default (PGlite: one backend session, so a pool of exactly one
@@ -24,7 +25,7 @@ describe('sandbox payroll on the embedded database (PGlite)', () => {
     embedded = await EmbeddedPostgres.start();
     dataSource = new DataSource(dataSourceOptions({ url: embedded.url, poolSize: 1 }));
     await dataSource.initialize();
-  });
+  }, EMBEDDED_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await dataSource?.destroy();
