@@ -1,4 +1,4 @@
-import { hostileValueProblem, isStorableText, jsonNestsDeeperThan, MAX_JSON_DEPTH } from './hostile-input';
+import { cutShort, hostileValueProblem, isStorableText, jsonNestsDeeperThan, MAX_JSON_DEPTH } from './hostile-input';
 
 describe('isStorableText', () => {
   it.each(['', 'plain', 'Zoë', '🌴 pair', '\ud83c\udf34', 'tab\tand\nnewline', '\u0001'])('keeps %j', (text) => {
@@ -7,6 +7,26 @@ describe('isStorableText', () => {
 
   it.each(['\u0000', 'a\u0000', '\ud800', 'x\ud800y', '\udc00', '\udc00\ud800', '🌴\ud800'])('refuses %j', (text) => {
     expect(isStorableText(text)).toBe(false);
+  });
+});
+
+describe('cutShort', () => {
+  it('keeps text that fits', () => {
+    expect(cutShort('abc', 3)).toBe('abc');
+    expect(cutShort('', 0)).toBe('');
+  });
+
+  it('cuts to the length asked, the last unit an ellipsis', () => {
+    expect(cutShort('abcdef', 4)).toBe('abc…');
+  });
+
+  it('never leaves half of a surrogate pair', () => {
+    for (let max = 1; max <= 12; max++) {
+      const cut = cutShort('😀'.repeat(10), max);
+      expect(cut.length).toBeLessThanOrEqual(max);
+      expect(isStorableText(cut)).toBe(true);
+    }
+    expect(cutShort('a😀b', 3)).toBe('a…');
   });
 });
 

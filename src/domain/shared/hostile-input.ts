@@ -37,6 +37,18 @@ export function toStorableText(text: string): string {
   return text.replace(/\u0000/g, '\ufffd').replace(new RegExp(UNPAIRED_SURROGATE.source, 'g'), '\ufffd');
 }
 
+/**
+ * The text cut to at most `max` UTF-16 units, ending in `…` when cut. Never between the two
+ * halves of a surrogate pair: half an emoji has no UTF-8 form and jsonb refuses it.
+ */
+export function cutShort(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 1);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
 export const UNSTORABLE_TEXT_PROBLEM = 'text must not contain U+0000 or an unpaired UTF-16 surrogate';
 
 /**

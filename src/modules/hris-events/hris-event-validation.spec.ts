@@ -1,4 +1,5 @@
 import { HRIS_EVENT_TYPES } from '../../domain/hris-events/hris-event';
+import { isStorableText } from '../../domain/shared/hostile-input';
 import { MAX_REASON_LENGTH, validateHrisEvent } from './hris-event-validation';
 
 const IDS = {
@@ -357,6 +358,12 @@ describe('validateHrisEvent', () => {
     it('cuts a long unknown type', () => {
       const reason = reasonOf({ ...hired(), type: 'y'.repeat(5000) });
       expect(reason.length).toBeLessThan(200);
+    });
+
+    it.each([0, 1, 2, 3])('cuts a type of emoji without splitting one (offset %d), so that it can be stored', (offset) => {
+      const type = `${'x'.repeat(offset)}${'😀'.repeat(2000)}`;
+      expect(isStorableText(reasonOf({ ...hired(), type }))).toBe(true);
+      expect(isStorableText(reasonOf(hired({ [type]: 1 })))).toBe(true);
     });
   });
 });

@@ -1,6 +1,6 @@
 import { isUUID, validateSync, ValidatorOptions } from 'class-validator';
 import { HRIS_EVENT_TYPES, HRIS_EVENT_VERSIONS, HrisEvent, HrisEventType } from '../../domain/hris-events/hris-event';
-import { hostileValueProblem } from '../../domain/shared/hostile-input';
+import { cutShort, hostileValueProblem } from '../../domain/shared/hostile-input';
 import { describeValidationErrors } from '../../infrastructure/http/validation';
 import { isCalendarDate } from '../employer/dto/calendar-date.validator';
 import { isUuid } from '../employer/dto/uuid-param';
@@ -158,7 +158,7 @@ function listProblems(prefix: string, problems: string[]): string {
     // Keep room to say how many were left out, should the ones after not fit.
     const room = MAX_REASON_LENGTH - (after > 0 ? 24 : 0);
     if (text.length + next.length > room) {
-      if (i === 0) text += `${problems[0].slice(0, room - text.length - 1)}…`;
+      if (i === 0) text += cutShort(problems[0], room - text.length);
       const unlisted = i === 0 ? after : after + 1;
       return unlisted > 0 ? `${text} (and ${unlisted} more)` : text;
     }
@@ -174,7 +174,7 @@ function refuse(reason: string): HrisEventValidation {
 /** A value for a message, cut short: `"EmployeePromoted"`, `42`. */
 function quoted(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return cutShort(text, 61);
 }
 
 function kindOf(value: unknown): string {

@@ -101,6 +101,22 @@ describeWithPostgres('inbox batches (PostgreSQL)', () => {
     expect(n).toBe(2);
   });
 
+  it('stores a reason quoting half an emoji, the half replaced, on the batch path and the single one', async () => {
+    // A handler's reason may quote the message; jsonb and text refuse an unpaired surrogate.
+    const reason = `unknown type "${'😀'.repeat(3)}\ud83d"`;
+    const inBatch = inbound({ key: 'emoji', seq: 1, poison: true, reason }, randomUUID(), 20);
+    const alone = inbound({ key: 'emoji', seq: 2, poison: true, reason }, randomUUID(), 21);
+    const fine = inbound({ key: 'emoji', seq: 3 }, randomUUID(), 22);
+
+    expect(await processor.processBatch(handler, [inBatch, fine])).toEqual(['dead_lettered', 'applied']);
+    expect(await processor.process(handler, alone)).toBe('dead_lettered');
+
+    const stored = `unknown type "${'😀'.repeat(3)}\ufffd"`;
+    expect((await deadLetters()).map((d) => d.reason)).toEqual([stored, stored]);
+    const published = await dataSource.query(`SELECT payload->>'reason' AS reason FROM outbox_messages WHERE payload->>'consumer' = $1`, [handler.consumer]);
+    expect(published).toEqual([{ reason: stored }, { reason: stored }]);
+  });
+
   it('leaves nothing of the batch behind on a transient failure; applied one by one afterwards, each message counts once', async () => {
     const messages = [1, 2, 3].map((seq) => inbound({ key: 'blip', seq }));
     handler.failTransiently(messages[2].headers['message-id'], 1);

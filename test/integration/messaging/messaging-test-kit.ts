@@ -92,6 +92,8 @@ export interface TestBody {
   seq: number;
   /** Handler rejects it as poison. */
   poison?: boolean;
+  /** The poison's reason, when not the default one. */
+  reason?: string;
 }
 
 /**
@@ -117,7 +119,7 @@ export class EffectHandler implements MessageHandler {
   async handle(message: InboundMessage, manager: EntityManager): Promise<void> {
     this.seen.push(message);
     const body = JSON.parse(message.value) as TestBody;
-    if (body.poison) throw new PoisonMessageError(`seq ${body.seq} is not acceptable`);
+    if (body.poison) throw new PoisonMessageError(body.reason ?? `seq ${body.seq} is not acceptable`);
     const messageId = defaultMessageId(message) ?? 'none';
     await manager.query(`INSERT INTO test_effects (consumer, message_id, key, seq) VALUES ($1, $2, $3, $4)`, [
       this.consumer,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { cutShort, toStorableText } from '../../../domain/shared/hostile-input';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Metrics } from '../../observability/metrics';
 import { HEADER, InboundMessage, MessageHandler, MessageHeaders, OutboundMessage, PoisonMessageError } from '../message';
@@ -96,7 +97,7 @@ function deadLetterMessage(handler: MessageHandler, message: InboundMessage, mes
       },
     },
     headers: {
-      [HEADER.deadLetterReason]: reason.slice(0, 500),
+      [HEADER.deadLetterReason]: cutShort(reason, 500),
       [HEADER.deadLetterConsumer]: handler.consumer,
       [HEADER.originalTopic]: message.topic,
       ...(message.partition !== undefined && { [HEADER.originalPartition]: String(message.partition) }),
@@ -262,7 +263,8 @@ export class MessageProcessor {
       seen.add(text);
       return write;
     });
-    const rows = letters.filter((_, i) => written[i]).map((l) => ({ ...l, id: randomUUID() }));
+    // A reason may quote the message: made storable, or jsonb and text refuse the whole batch.
+    const rows = letters.filter((_, i) => written[i]).map((l) => ({ ...l, reason: toStorableText(l.reason), id: randomUUID() }));
     if (rows.length === 0) return written;
     for (const r of rows) this.logger.warn(`dead-lettering message ${r.key.id} from ${r.message.topic} for ${handler.consumer}: ${r.reason}`);
     await manager.query(
@@ -338,9 +340,10 @@ export class MessageProcessor {
     handler: MessageHandler,
     message: InboundMessage,
     key: InboxKey,
-    reason: string,
+    quotedReason: string,
   ): Promise<ProcessOutcome> {
     if (!(await this.claim(manager, handler, key, message.topic))) return 'duplicate';
+    const reason = toStorableText(quotedReason);
     this.logger.warn(`dead-lettering message ${key.id} from ${message.topic} for ${handler.consumer}: ${reason}`);
     const id = randomUUID();
     await manager.query(
