@@ -241,4 +241,46 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     await expectEventually(() => expect(transport.published.map((m) => m.messageId)).toEqual(ids));
     expect(transport.calls).toBe(3);
   });
+
+  it('reads pending rows through the pending index, never past the published rows kept, custom plan or generic', async () => {
+    // A week of published rows is kept.
+    await dataSource.query(
+      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload, published_at)
+       SELECT gen_random_uuid(), $1, 'old-' || n, n % 64, 'TestHappened', '{}', now() FROM generate_series(1, 30000) AS n`,
+      [TOPIC],
+    );
+    // Statistics taken during a backlog (a quarter of the rows pending), published since.
+    await dataSource.query(
+      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload)
+       SELECT gen_random_uuid(), $1, 'backlog-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 10000) AS n`,
+      [TOPIC],
+    );
+    await dataSource.query(`ANALYZE outbox_messages`);
+    await dataSource.query(`UPDATE outbox_messages SET published_at = now() WHERE published_at IS NULL`);
+    const ids = await write([1, 2, 3, 4, 5].map((seq) => message(`new-${seq}`, seq)));
+    const read = jest.spyOn(dataSource, 'query');
+    const transport = new RecordingTransport();
+
+    expect(await newRelay(transport).publishRound()).toBe(5);
+    expect(transport.published.map((m) => m.messageId).sort()).toEqual([...ids].sort());
+
+    const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('WITH leased'))!;
+    read.mockRestore();
+    const runner = dataSource.createQueryRunner();
+    try {
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await runner.query(`SET plan_cache_mode = ${mode}`);
+        await runner.query(`PREPARE relay_read(text, text, int, int) AS ${sql}`);
+        const literals = (params as unknown[]).map((p) => `'${String(p).replace(/'/g, "''")}'`).join(', ');
+        const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (FORMAT JSON) EXECUTE relay_read(${literals})`);
+        await runner.query(`DEALLOCATE relay_read`);
+        const indexes = JSON.stringify(plan).match(/"Index Name":\s*"[a-z_]+"/g) ?? [];
+        expect({ mode, indexes: indexes.filter((i) => i.includes('outbox_messages_pkey')) }).toEqual({ mode, indexes: [] });
+        expect(JSON.stringify(plan)).not.toMatch(/"Relation Name":\s*"outbox_messages"[^}]*"Node Type":\s*"Seq Scan"|"Node Type":\s*"Seq Scan",[^}]*"Relation Name":\s*"outbox_messages"/);
+      }
+    } finally {
+      await runner.query(`RESET plan_cache_mode`);
+      await runner.release();
+    }
+  });
 });

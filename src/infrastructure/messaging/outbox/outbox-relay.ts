@@ -110,7 +110,10 @@ export class OutboxRelay {
   /**
    * Leases free lanes that have work and reads their oldest rows (one statement), publishes
    * them, then marks them published and releases the lanes (one statement). `full` when the
-   * round hit its row or lane limit, so more may be waiting.
+   * round hit its row or lane limit, so more may be waiting. The oldest rows are read lane by
+   * lane from the pending index and merged: read across lanes at once, the planner, once the
+   * table is analyzed, walks the primary key in id order instead and passes over every
+   * published row still kept (a week of them) before it finds the first pending one.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
     const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
@@ -126,8 +129,11 @@ export class OutboxRelay {
          RETURNING lane)
        SELECT l.lanes, m.* FROM (SELECT array_agg(lane) AS lanes FROM leased) AS l
          LEFT JOIN LATERAL (
-           SELECT id, message_id, topic, message_key, type, payload, headers FROM outbox_messages
-           WHERE lane = ANY(l.lanes) AND published_at IS NULL ORDER BY id LIMIT $4) AS m ON true`,
+           SELECT p.* FROM unnest(l.lanes) AS k(lane)
+             CROSS JOIN LATERAL (
+               SELECT id, message_id, topic, message_key, type, payload, headers FROM outbox_messages
+               WHERE lane = k.lane AND published_at IS NULL ORDER BY id LIMIT $4) AS p
+           ORDER BY p.id LIMIT $4) AS m ON true`,
       [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
     );
     const lanes: number[] = rows[0]?.lanes ?? [];
