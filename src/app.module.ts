@@ -38,6 +38,7 @@ import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { ChangeNotificationsModule } from './infrastructure/database/change-notifications';
+import { TableUpkeepModule } from './infrastructure/database/table-upkeep';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
 import { SagasRepositoryModule } from './modules/saga-state/saga-state.repository';
 import { DomainEventsModule } from './infrastructure/events/domain-events.module';
@@ -80,6 +81,7 @@ export class AppModule {
         OpsSignInThrottleModule,
         UnitOfWorkModule,
         ChangeNotificationsModule,
+        TableUpkeepModule,
         DomainEventsModule,
         EnrollmentLedgerModule,
         SagasRepositoryModule,

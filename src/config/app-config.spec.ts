@@ -48,6 +48,12 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads who keeps the queue tables, and refuses an unknown mode', () => {
+    expect(loadConfig({}).DATABASE_TABLE_UPKEEP).toBe('auto');
+    expect(loadConfig({ DATABASE_TABLE_UPKEEP: 'on', DATABASE_TABLE_UPKEEP_INTERVAL_MS: '5000' })).toMatchObject({ DATABASE_TABLE_UPKEEP: 'on', DATABASE_TABLE_UPKEEP_INTERVAL_MS: 5000 });
+    expect(problemsOf({ DATABASE_TABLE_UPKEEP: 'sometimes' }).join('\n')).toMatch(/DATABASE_TABLE_UPKEEP must be one of auto, on, off/);
+  });
+
   it('rejects a port out of range', () => {
     expect(problemsOf({ PORT: '70000' }).join('\n')).toMatch(/PORT/);
   });

@@ -20,6 +20,9 @@ import { ORIGIN_FORM, parseOrigins } from '../modules/applications/application-o
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+const TABLE_UPKEEP_MODES = ['auto', 'on', 'off'] as const;
+/** `auto` runs the table upkeep only where the server's autovacuum is off. */
+export type TableUpkeepMode = (typeof TABLE_UPKEEP_MODES)[number];
 
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
@@ -103,6 +106,20 @@ export class AppConfig {
   @Transform(toBool)
   @IsBoolean({ message: 'DATABASE_PREPARED_STATEMENTS must be true or false' })
   DATABASE_PREPARED_STATEMENTS = true;
+
+  /**
+   * Who vacuums and analyzes the queue tables: `auto` leaves it to PostgreSQL's autovacuum and
+   * takes it on only where the server has `autovacuum = off`; `on` always, `off` never.
+   */
+  @IsIn(TABLE_UPKEEP_MODES, { message: `DATABASE_TABLE_UPKEEP must be one of ${TABLE_UPKEEP_MODES.join(', ')}` })
+  DATABASE_TABLE_UPKEEP: TableUpkeepMode = 'auto';
+
+  /** How often the table upkeep looks at the queue tables' activity. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  DATABASE_TABLE_UPKEEP_INTERVAL_MS = 30_000;
 
   /** Where the embedded database keeps its files when DATABASE_URL is unset. */
   @IsString()

@@ -74,6 +74,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly tableUpkeep = new Counter({
+    name: 'table_upkeep_total',
+    help: 'Queue tables vacuumed or analyzed by the service (DATABASE_TABLE_UPKEEP), where the server\'s autovacuum is off',
+    labelNames: ['table', 'action'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
