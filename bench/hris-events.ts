@@ -524,7 +524,9 @@ const latencyCells = (l: Latencies) => [l.p50_ms, l.p99_ms, l.max_ms];
 function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined {
   if (/outbox_lanes|published_at = now\(\)|FROM outbox_messages\s+WHERE lane|DELETE FROM (outbox_messages|inbox_messages)/.test(query)) return 'relay';
   if (/SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM jobs|kind = 'internal' AND status NOT IN/.test(query)) return 'worker';
-  if (/pg_stat_|pg_database|current_database\(\)|count\(\*\) FROM (inbox_messages|jobs|sagas|outbox_messages)|^SELECT 1$|pg_snapshot_xmin/i.test(query)) return 'bench';
+  // The table upkeep (where autovacuum is off) is background work too.
+  if (/^\s*(VACUUM|ANALYZE)\b|FROM pg_stat_user_tables WHERE schemaname = current_schema\(\)|current_setting\('autovacuum'\)/.test(query)) return 'worker';
+  if (/pg_stat_|pg_database|current_database\(\)|count\(\*\)(::int AS n)? FROM (inbox_messages|jobs|sagas|outbox_messages)|^SELECT 1$|pg_snapshot_xmin/i.test(query)) return 'bench';
   return undefined;
 }
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|SET TRANSACTION)/i;
