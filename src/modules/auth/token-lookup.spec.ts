@@ -52,32 +52,6 @@ describe('TokenLookup', () => {
   });
   afterEach(() => jest.useRealTimers());
 
-  it('callers missing one token at once share a single read', async () => {
-    const finds = [lookup.find('d'), lookup.find('d'), lookup.find('d')];
-    expect(reads.calls).toBe(1);
-    reads.answer(principal('c1'));
-    expect(await Promise.all(finds)).toEqual([principal('c1'), principal('c1'), principal('c1')]);
-    expect(lookup.cached('d')).toEqual(principal('c1'));
-  });
-
-  it('a token in steady use is read again before it expires, and never misses', async () => {
-    const first = lookup.find('d');
-    reads.answer(principal('c1'));
-    await first;
-    jest.advanceTimersByTime(TOKEN_CACHE_TTL_MS - 5_000);
-    expect(lookup.cached('d')).toBeDefined();
-    expect(reads.calls).toBe(1);
-    // In its last seconds: still answered from memory, and read again behind the caller.
-    jest.advanceTimersByTime(4_000);
-    expect(lookup.cached('d')).toEqual(principal('c1'));
-    expect(reads.calls).toBe(2);
-    reads.answer(principal('c1'));
-    await settle();
-    // Past the first entry's expiry: the refreshed one answers.
-    jest.advanceTimersByTime(3_000);
-    expect(lookup.cached('d')).toEqual(principal('c1'));
-  });
-
   it('a refresh that finds the token gone drops it', async () => {
     const first = lookup.find('d');
     reads.answer(principal('c1'));

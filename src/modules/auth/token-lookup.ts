@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
 import { Principal } from '../../domain/connections/connection';
+import { NotifiedCache } from '../../infrastructure/caching/notified-cache';
 import { ChangeNotifications } from '../../infrastructure/database/change-notifications';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 
@@ -24,28 +24,30 @@ const TOKEN_CACHE_ENTRIES = 50_000;
  */
 @Injectable()
 export class TokenLookup {
-  private readonly cache: LRUCache<string, Principal>;
+  private readonly cache: NotifiedCache<string, Principal | undefined>;
+  /** The digests kept of each connection: a change to the connection drops them all. */
   private readonly digestsOf = new Map<string, Set<string>>();
-  /** Reads under way, by digest; dropped at every change heard, so no caller joins a read older than the change. */
-  private readonly reading = new Map<string, Promise<Principal | undefined>>();
-  /** Bumped by every change heard: a lookup that started before one does not fill the cache. */
-  private changes = 0;
 
-  constructor(
-    private readonly connections: ConnectionsRepository,
-    private readonly notifications: ChangeNotifications,
-  ) {
-    this.cache = new LRUCache<string, Principal>({
+  constructor(connections: ConnectionsRepository, notifications: ChangeNotifications) {
+    this.cache = new NotifiedCache({
       max: TOKEN_CACHE_ENTRIES,
-      ttl: TOKEN_CACHE_TTL_MS,
-      // The clock read at each call, not the one lru-cache captured when it loaded: a test's fake clock moves it.
-      perf: { now: () => performance.now() },
-      dispose: (principal, digest) => this.digestsOf.get(principal.connection.id)?.delete(digest),
+      ttlMs: TOKEN_CACHE_TTL_MS,
+      refreshAheadMs: REFRESH_AHEAD_MS,
+      live: () => notifications.live,
+      read: (digest) => connections.findByTokenDigest(digest),
+      keeps: (found) => found !== undefined,
+      onKept: (digest, found) => {
+        const digests = this.digestsOf.get(found!.connection.id) ?? new Set<string>();
+        digests.add(digest);
+        this.digestsOf.set(found!.connection.id, digests);
+      },
+      onGone: (digest, found) => this.digestsOf.get(found!.connection.id)?.delete(digest),
     });
-    notifications.on('auth_changed', (connectionId) => this.forget(connectionId));
+    notifications.on('auth_changed', (connectionId) => {
+      this.cache.forget([...(this.digestsOf.get(connectionId) ?? [])]);
+      this.digestsOf.delete(connectionId);
+    });
     notifications.onReset(() => {
-      this.changes++;
-      this.reading.clear();
       this.cache.clear();
       this.digestsOf.clear();
     });
@@ -53,49 +55,10 @@ export class TokenLookup {
 
   /** The token's principal when it is cached and notifications are live; no database access. */
   cached(digest: string): Principal | undefined {
-    if (!this.notifications.live) return undefined;
-    const hit = this.cache.get(digest);
-    if (hit && this.cache.getRemainingTTL(digest) < REFRESH_AHEAD_MS) void this.read(digest).catch(() => undefined);
-    return hit;
+    return this.cache.cached(digest)?.value;
   }
 
-  async find(digest: string): Promise<Principal | undefined> {
-    return this.cached(digest) ?? this.read(digest);
-  }
-
-  private read(digest: string): Promise<Principal | undefined> {
-    const pending = this.reading.get(digest);
-    if (pending) return pending;
-    const changes = this.changes;
-    const read = this.connections
-      .findByTokenDigest(digest)
-      .then((found) => {
-        if (this.notifications.live && changes === this.changes) {
-          if (found) this.keep(digest, found);
-          else this.cache.delete(digest);
-        }
-        return found;
-      })
-      .finally(() => {
-        if (this.reading.get(digest) === read) this.reading.delete(digest);
-      });
-    this.reading.set(digest, read);
-    return read;
-  }
-
-  private keep(digest: string, found: Principal): void {
-    this.cache.set(digest, found);
-    const digests = this.digestsOf.get(found.connection.id) ?? new Set<string>();
-    digests.add(digest);
-    this.digestsOf.set(found.connection.id, digests);
-  }
-
-  private forget(connectionId: string): void {
-    this.changes++;
-    this.reading.clear();
-    const digests = this.digestsOf.get(connectionId);
-    if (!digests) return;
-    for (const digest of [...digests]) this.cache.delete(digest);
-    this.digestsOf.delete(connectionId);
+  find(digest: string): Promise<Principal | undefined> {
+    return this.cache.find(digest);
   }
 }

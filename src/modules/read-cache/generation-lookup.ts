@@ -1,12 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
+import { NotifiedCache } from '../../infrastructure/caching/notified-cache';
 import { ChangeNotifications } from '../../infrastructure/database/change-notifications';
 import { EmployerDataRepository } from '../../infrastructure/database/repositories/employer-data.repository';
-
-const ENTITIES = 100_000;
-const SAFETY_TTL_MS = 60_000;
-/** In its last this-many ms, an entity read is re-read in the background: it never expires under its readers (see TokenLookup). */
-const REFRESH_AHEAD_MS = 5_000;
 
 /** What a lookup answers: the generation, and the count of changes heard when it was read. */
 export interface GenerationSeen {
@@ -23,66 +18,35 @@ export interface GenerationSeen {
  */
 @Injectable()
 export class GenerationLookup {
-  private readonly cache = new LRUCache<string, { generation: string | null }>({
-    max: ENTITIES,
-    ttl: SAFETY_TTL_MS,
-    // The clock read at each call, not the one lru-cache captured when it loaded: a test's fake clock moves it.
-    perf: { now: () => performance.now() },
-  });
-  private changes = 0;
-  /** Reads under way, by entity; dropped at every change heard, so no reader joins a read older than the change. */
-  private readonly reading = new Map<string, Promise<string | null>>();
+  private readonly cache: NotifiedCache<string, string | null>;
 
   constructor(
-    private readonly data: EmployerDataRepository,
+    data: EmployerDataRepository,
     private readonly notifications: ChangeNotifications,
   ) {
-    notifications.on('employer_sync', (entityId) => {
-      this.changes++;
-      this.reading.clear();
-      this.cache.delete(entityId);
+    this.cache = new NotifiedCache({
+      max: 100_000,
+      ttlMs: 60_000,
+      refreshAheadMs: 5_000,
+      live: () => notifications.live,
+      read: (entityId) => data.currentGeneration(entityId),
     });
-    notifications.onReset(() => {
-      this.changes++;
-      this.reading.clear();
-      this.cache.clear();
-    });
+    notifications.on('employer_sync', (entityId) => this.cache.forget([entityId]));
+    notifications.onReset(() => this.cache.clear());
   }
 
   /** The entity's generation when cached and notifications are live; no database access. */
   cached(entityId: string): string | null | undefined {
-    if (!this.notifications.live) return undefined;
-    const hit = this.cache.get(entityId);
-    if (hit && this.cache.getRemainingTTL(entityId) < REFRESH_AHEAD_MS) void this.read(entityId).catch(() => undefined);
-    return hit?.generation;
+    return this.cache.cached(entityId)?.value;
   }
 
   async find(entityId: string): Promise<GenerationSeen> {
-    const changes = this.changes;
-    const hit = this.cached(entityId);
-    if (hit !== undefined) return { generation: hit, changes };
-    return { generation: await this.read(entityId), changes };
-  }
-
-  private read(entityId: string): Promise<string | null> {
-    const pending = this.reading.get(entityId);
-    if (pending) return pending;
-    const changes = this.changes;
-    const read = this.data
-      .currentGeneration(entityId)
-      .then((generation) => {
-        if (this.notifications.live && changes === this.changes) this.cache.set(entityId, { generation });
-        return generation;
-      })
-      .finally(() => {
-        if (this.reading.get(entityId) === read) this.reading.delete(entityId);
-      });
-    this.reading.set(entityId, read);
-    return read;
+    const changes = this.cache.changeCount;
+    return { generation: await this.cache.find(entityId), changes };
   }
 
   /** Whether a change was heard since `seen` was read (then an answer built on it is not kept). */
   changedSince(seen: GenerationSeen): boolean {
-    return !this.notifications.live || seen.changes !== this.changes;
+    return !this.notifications.live || seen.changes !== this.cache.changeCount;
   }
 }
