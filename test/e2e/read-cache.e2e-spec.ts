@@ -97,6 +97,28 @@ describeWithPostgres('read cache: ETags, answers per generation, revocation acro
     expect((await onB('/employer/company', { headers: bearer(token, { 'if-none-match': etag }) })).status).toBe(304);
   });
 
+  it('sends an answer from memory with the headers of the pipeline, its own request id, and times it in the HTTP metrics', async () => {
+    const { token } = await syncedEmployer();
+    const first = await onA('/employer/company', { headers: bearer(token) });
+    const timed = async () =>
+      (await a.app.get(Metrics).httpRequestDuration.get()).values.find(
+        (v) => v.metricName === 'http_request_duration_seconds_count' && v.labels.route === '/employer/company' && v.labels.status_code === '200',
+      )?.value ?? 0;
+    const timedBefore = await timed();
+    const hitsBefore = await hits(a, 'hit');
+
+    const fromMemory = await onA('/employer/company', { headers: bearer(token) });
+
+    expect(await hits(a, 'hit')).toBe(hitsBefore + 1);
+    expect(await timed()).toBe(timedBefore + 1);
+    const perRequest = new Set(['date', 'x-request-id', 'connection', 'keep-alive', 'content-length']);
+    const named = (response: TestResponse) => [...response.headers.entries()].filter(([name]) => !perRequest.has(name)).sort();
+    expect(named(fromMemory)).toEqual(named(first));
+    expect(fromMemory.headers.get('content-length')).toBe(String(Buffer.byteLength(first.text)));
+    expect(fromMemory.headers.get('x-request-id')).toMatch(/\S/);
+    expect(fromMemory.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+  });
+
   it('keeps POST batch reads per body, and never keeps an answer whose 404s name the sync under way', async () => {
     const { token } = await syncedEmployer();
     const directory = await onA('/employer/directory', { headers: bearer(token) });
