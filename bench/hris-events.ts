@@ -525,7 +525,7 @@ function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined
   if (/outbox_lanes|published_at = now\(\)|FROM outbox_messages\s+WHERE lane|DELETE FROM (outbox_messages|inbox_messages)/.test(query)) return 'relay';
   if (/SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM jobs|kind = 'internal' AND status NOT IN/.test(query)) return 'worker';
   // The table upkeep (where autovacuum is off) is background work too.
-  if (/^\s*(VACUUM|ANALYZE)\b|FROM pg_stat_user_tables WHERE schemaname = current_schema\(\)|current_setting\('autovacuum'\)/.test(query)) return 'worker';
+  if (/^\s*(VACUUM|ANALYZE)\b|FROM pg_stat_user_tables s JOIN pg_class c|current_setting\('autovacuum'\)|FROM pg_settings WHERE name = ANY/.test(query)) return 'worker';
   if (/pg_stat_|pg_database|current_database\(\)|count\(\*\)(::int AS n)? FROM (inbox_messages|jobs|sagas|outbox_messages)|^SELECT 1$|pg_snapshot_xmin/i.test(query)) return 'bench';
   return undefined;
 }

@@ -108,13 +108,14 @@ export class AppConfig {
   DATABASE_PREPARED_STATEMENTS = true;
 
   /**
-   * Who vacuums and analyzes the queue tables: `auto` leaves it to PostgreSQL's autovacuum and
-   * takes it on only where the server has `autovacuum = off`; `on` always, `off` never.
+   * Who vacuums and analyzes the tables: `auto` leaves it to PostgreSQL's autovacuum and takes
+   * it on, by autovacuum's thresholds, only where the server has `autovacuum = off`; `on`
+   * always, `off` never.
    */
   @IsIn(TABLE_UPKEEP_MODES, { message: `DATABASE_TABLE_UPKEEP must be one of ${TABLE_UPKEEP_MODES.join(', ')}` })
   DATABASE_TABLE_UPKEEP: TableUpkeepMode = 'auto';
 
-  /** How often the table upkeep looks at the queue tables' activity. */
+  /** How often the table upkeep looks at the tables' activity. */
   @Transform(toInt)
   @IsInt()
   @Min(100)

@@ -1,24 +1,81 @@
-import { TableActivity, upkeepDue } from './table-upkeep';
+import { TableActivity, thresholdsOf, UpkeepThresholds, upkeepDue } from './table-upkeep';
 
-const quiet = (table: string, liveRows: number): TableActivity => ({ table, liveRows, deadRows: 0, insertedSinceVacuum: 0, modifiedSinceAnalyze: 0 });
+/** PostgreSQL's defaults. */
+const SERVER = {
+  autovacuum_vacuum_threshold: '50',
+  autovacuum_vacuum_scale_factor: '0.2',
+  autovacuum_vacuum_insert_threshold: '1000',
+  autovacuum_vacuum_insert_scale_factor: '0.2',
+  autovacuum_analyze_threshold: '50',
+  autovacuum_analyze_scale_factor: '0.1',
+};
+
+/** What migration 1796300000000 sets on the queue tables. */
+const QUEUE_OPTIONS = [
+  'autovacuum_vacuum_scale_factor=0.01',
+  'autovacuum_vacuum_threshold=1000',
+  'autovacuum_vacuum_insert_scale_factor=0.02',
+  'autovacuum_vacuum_insert_threshold=5000',
+  'autovacuum_analyze_scale_factor=0.02',
+  'autovacuum_vacuum_cost_limit=2000',
+  'fillfactor=80',
+];
+
+describe('thresholdsOf', () => {
+  it("takes the server's settings for a table without its own", () => {
+    expect(thresholdsOf(SERVER, null)).toEqual({
+      vacuum: { rows: 50, share: 0.2 },
+      vacuumInserts: { rows: 1000, share: 0.2 },
+      analyze: { rows: 50, share: 0.1 },
+    });
+  });
+
+  it("lets a table's storage parameters override them one by one", () => {
+    expect(thresholdsOf(SERVER, QUEUE_OPTIONS)).toEqual({
+      vacuum: { rows: 1000, share: 0.01 },
+      vacuumInserts: { rows: 5000, share: 0.02 },
+      analyze: { rows: 50, share: 0.02 },
+    });
+  });
+
+  it('turns insert vacuums off at -1, and the table off with autovacuum_enabled=false', () => {
+    expect(thresholdsOf(SERVER, ['autovacuum_vacuum_insert_threshold=-1'])?.vacuumInserts).toBeNull();
+    expect(thresholdsOf(SERVER, ['autovacuum_enabled=false', 'fillfactor=80'])).toBeUndefined();
+    expect(thresholdsOf(SERVER, ['autovacuum_enabled=true'])).toBeDefined();
+  });
+});
 
 describe('upkeepDue', () => {
+  const queue = thresholdsOf(SERVER, QUEUE_OPTIONS)!;
+  const quiet = (table: string, liveRows: number, thresholds: UpkeepThresholds = queue): TableActivity => ({
+    table,
+    liveRows,
+    deadRows: 0,
+    insertedSinceVacuum: 0,
+    modifiedSinceAnalyze: 0,
+    thresholds,
+  });
+
   it('leaves quiet tables alone', () => {
     expect(upkeepDue([quiet('jobs', 0), quiet('sagas', 1_000_000)])).toEqual([]);
   });
 
-  it('vacuums a table past 1,000 dead rows and 1 % of its live ones', () => {
+  it('vacuums a table past its dead-row threshold: rows plus a share of the live ones', () => {
     expect(upkeepDue([{ ...quiet('jobs', 10_000), deadRows: 1_100 }])).toEqual([]);
     expect(upkeepDue([{ ...quiet('jobs', 10_000), deadRows: 1_101 }])).toEqual([{ table: 'jobs', action: 'vacuum' }]);
     expect(upkeepDue([{ ...quiet('jobs', 1_000_000), deadRows: 10_999 }])).toEqual([]);
+    // The server's defaults for a table with none of its own: 50 rows and 20 %.
+    expect(upkeepDue([{ ...quiet('tokens', 1_000, thresholdsOf(SERVER, null)), deadRows: 251 }])).toEqual([{ table: 'tokens', action: 'vacuum' }]);
   });
 
-  it('vacuums a table that only grows, past 5,000 inserted rows and 2 % of its live ones', () => {
+  it('vacuums a table that only grows, past its inserted-row threshold, unless those vacuums are off', () => {
     expect(upkeepDue([{ ...quiet('inbox_messages', 50_000), insertedSinceVacuum: 6_000 }])).toEqual([]);
     expect(upkeepDue([{ ...quiet('inbox_messages', 50_000), insertedSinceVacuum: 6_001 }])).toEqual([{ table: 'inbox_messages', action: 'vacuum' }]);
+    const noInserts = thresholdsOf(SERVER, ['autovacuum_vacuum_insert_threshold=-1'])!;
+    expect(upkeepDue([{ ...quiet('log', 0, noInserts), insertedSinceVacuum: 1_000_000 }])).toEqual([]);
   });
 
-  it('analyzes a table whose rows changed past 50 and 2 % since its statistics, when it needs no vacuum', () => {
+  it('analyzes a table whose rows changed past its analyze threshold, when it needs no vacuum', () => {
     expect(upkeepDue([{ ...quiet('sagas', 10_000), modifiedSinceAnalyze: 250 }])).toEqual([]);
     expect(upkeepDue([{ ...quiet('sagas', 10_000), modifiedSinceAnalyze: 251 }])).toEqual([{ table: 'sagas', action: 'analyze' }]);
     // A table never analyzed, filled since: its statistics are taken at once.

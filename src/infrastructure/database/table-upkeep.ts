@@ -5,29 +5,46 @@ import { Metrics } from '../observability/metrics';
 import { PollingLoop } from '../scheduling/polling-loop';
 import { WakeSignal } from '../scheduling/wake-signal';
 
-/**
- * The tables every HRIS event inserts into and updates: their dead rows and statistics decide
- * whether the hot statements stay index lookups as the stream goes on.
- */
-export const QUEUE_TABLES = [
-  'inbox_messages',
-  'outbox_messages',
-  'outbox_lanes',
-  'jobs',
-  'enrollment_groups',
-  'enrollment_items',
-  'enrollments',
-  'sagas',
-  'saga_jobs',
-  'dead_letters',
+export interface Threshold {
+  rows: number;
+  share: number;
+}
+
+/** When autovacuum would act on a table: past `rows` plus `share` of its live rows. */
+export interface UpkeepThresholds {
+  vacuum: Threshold;
+  /** null: vacuums for inserted rows are turned off for the table. */
+  vacuumInserts: Threshold | null;
+  analyze: Threshold;
+}
+
+/** The server's autovacuum settings that decide when a table is due, by name. */
+export const AUTOVACUUM_SETTINGS = [
+  'autovacuum_vacuum_threshold',
+  'autovacuum_vacuum_scale_factor',
+  'autovacuum_vacuum_insert_threshold',
+  'autovacuum_vacuum_insert_scale_factor',
+  'autovacuum_analyze_threshold',
+  'autovacuum_analyze_scale_factor',
 ] as const;
 
-/** The thresholds migration 1796300000000 gives autovacuum for these tables, applied here the same. */
-export const UPKEEP_THRESHOLDS = {
-  vacuum: { rows: 1_000, share: 0.01 },
-  vacuumInserts: { rows: 5_000, share: 0.02 },
-  analyze: { rows: 50, share: 0.02 },
-} as const;
+/**
+ * A table's thresholds as autovacuum reads them: the server's settings, overridden by the
+ * table's own storage parameters (`ALTER TABLE … SET (autovacuum_vacuum_threshold = 1000)`,
+ * as migration 1796300000000 sets on the queue tables). undefined: the table has autovacuum
+ * turned off (`autovacuum_enabled = false`), and is left alone here too.
+ */
+export function thresholdsOf(server: Readonly<Record<string, string>>, tableOptions: readonly string[] | null): UpkeepThresholds | undefined {
+  const own = new Map((tableOptions ?? []).map((option) => option.split('=', 2) as [string, string]));
+  if (own.get('autovacuum_enabled') === 'false') return undefined;
+  const setting = (name: (typeof AUTOVACUUM_SETTINGS)[number]) => Number(own.get(name) ?? server[name]);
+  const insertRows = setting('autovacuum_vacuum_insert_threshold');
+  return {
+    vacuum: { rows: setting('autovacuum_vacuum_threshold'), share: setting('autovacuum_vacuum_scale_factor') },
+    vacuumInserts: insertRows === -1 ? null : { rows: insertRows, share: setting('autovacuum_vacuum_insert_scale_factor') },
+    analyze: { rows: setting('autovacuum_analyze_threshold'), share: setting('autovacuum_analyze_scale_factor') },
+  };
+}
 
 export interface TableActivity {
   table: string;
@@ -35,21 +52,23 @@ export interface TableActivity {
   deadRows: number;
   insertedSinceVacuum: number;
   modifiedSinceAnalyze: number;
+  thresholds: UpkeepThresholds;
 }
 
 export type UpkeepAction = 'vacuum' | 'analyze';
 
 /**
- * What each table needs now: `vacuum` (which analyzes too) once its dead or newly inserted rows
- * pass the thresholds, `analyze` once enough rows changed since its statistics were taken.
+ * What each table needs now, as autovacuum would decide: `vacuum` (which analyzes too) once its
+ * dead or newly inserted rows pass their thresholds, `analyze` once enough rows changed since
+ * its statistics were taken.
  */
 export function upkeepDue(tables: readonly TableActivity[]): { table: string; action: UpkeepAction }[] {
   const due: { table: string; action: UpkeepAction }[] = [];
-  const over = (count: number, live: number, limit: { rows: number; share: number }) => count > limit.rows + limit.share * live;
+  const over = (count: number, live: number, limit: Threshold | null) => limit !== null && count > limit.rows + limit.share * live;
   for (const t of tables) {
-    if (over(t.deadRows, t.liveRows, UPKEEP_THRESHOLDS.vacuum) || over(t.insertedSinceVacuum, t.liveRows, UPKEEP_THRESHOLDS.vacuumInserts)) {
+    if (over(t.deadRows, t.liveRows, t.thresholds.vacuum) || over(t.insertedSinceVacuum, t.liveRows, t.thresholds.vacuumInserts)) {
       due.push({ table: t.table, action: 'vacuum' });
-    } else if (over(t.modifiedSinceAnalyze, t.liveRows, UPKEEP_THRESHOLDS.analyze)) {
+    } else if (over(t.modifiedSinceAnalyze, t.liveRows, t.thresholds.analyze)) {
       due.push({ table: t.table, action: 'analyze' });
     }
   }
@@ -57,19 +76,22 @@ export function upkeepDue(tables: readonly TableActivity[]): { table: string; ac
 }
 
 /**
- * Vacuums and analyzes the queue tables when PostgreSQL's autovacuum does not (a server with
- * `autovacuum = off`, as some CI and hand-tuned servers have). Without it the statistics of a
- * table filled after its creation are never taken: the planner then estimates the hot
- * statements' joins from defaults, picks sequential scans of tables that grow with every event,
- * and the cost per event grows with the stream; dead rows pile up in the partial indexes the
- * workers read. Each instance may run it: `SKIP_LOCKED` passes over a table another instance is
- * vacuuming, and a table done is below its thresholds for the next instance that looks.
+ * Does autovacuum's work on this schema's tables when PostgreSQL's autovacuum does not (a
+ * server with `autovacuum = off`, as some CI and hand-tuned servers have), with its rules: each
+ * table is vacuumed or analyzed past the thresholds autovacuum would use for it. Without it the
+ * statistics of a table filled after its creation are never taken: the planner then estimates
+ * the hot statements' joins from defaults, picks sequential scans of the queue tables that grow
+ * with every event, and the cost per event grows with the stream; dead rows pile up in the
+ * partial indexes the workers read. Each instance may run it: `SKIP_LOCKED` passes over a table
+ * another instance is vacuuming, and a table done is below its thresholds for the next one.
  */
 @Injectable()
 export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(TableUpkeep.name);
   private readonly signal = new WakeSignal();
   private loop: PollingLoop | undefined;
+  /** The server's autovacuum settings, read at the first round. */
+  private server: Record<string, string> | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -102,27 +124,36 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
 
   /** Looks at the tables once and vacuums or analyzes those due; answers what it did. */
   async round(): Promise<{ table: string; action: UpkeepAction }[]> {
-    const rows: { table: string; live: string; dead: string; inserted: string; modified: string }[] = await this.dataSource.query(
-      `SELECT relname AS table, n_live_tup AS live, n_dead_tup AS dead, n_ins_since_vacuum AS inserted, n_mod_since_analyze AS modified
-       FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ANY($1::text[])`,
-      [QUEUE_TABLES],
+    this.server ??= await this.serverSettings();
+    const rows: { table: string; live: string; dead: string; inserted: string; modified: string; options: string[] | null }[] = await this.dataSource.query(
+      `SELECT s.relname AS table, s.n_live_tup AS live, s.n_dead_tup AS dead, s.n_ins_since_vacuum AS inserted,
+              s.n_mod_since_analyze AS modified, c.reloptions AS options
+       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+       WHERE s.schemaname = current_schema()`,
     );
     const due = upkeepDue(
-      rows.map((r) => ({
-        table: r.table,
-        liveRows: Number(r.live),
-        deadRows: Number(r.dead),
-        insertedSinceVacuum: Number(r.inserted),
-        modifiedSinceAnalyze: Number(r.modified),
-      })),
+      rows.flatMap((r) => {
+        const thresholds = thresholdsOf(this.server!, r.options);
+        if (!thresholds) return [];
+        const activity = { liveRows: Number(r.live), deadRows: Number(r.dead), insertedSinceVacuum: Number(r.inserted), modifiedSinceAnalyze: Number(r.modified) };
+        return [{ table: r.table, ...activity, thresholds }];
+      }),
     );
     for (const { table, action } of due) {
-      // Names from QUEUE_TABLES only, never from input. Not in a transaction: VACUUM refuses one.
-      await this.dataSource.query(action === 'vacuum' ? `VACUUM (ANALYZE, SKIP_LOCKED) ${table}` : `ANALYZE (SKIP_LOCKED) ${table}`);
+      // The name is the catalog's, quoted. Not in a transaction: VACUUM refuses one.
+      const name = `"${table.replace(/"/g, '""')}"`;
+      await this.dataSource.query(action === 'vacuum' ? `VACUUM (ANALYZE, SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`);
       this.metrics.tableUpkeep.inc({ table, action });
     }
     if (due.length > 0) this.logger.debug(`table upkeep: ${due.map((d) => `${d.action} ${d.table}`).join(', ')}`);
     return due;
+  }
+
+  private async serverSettings(): Promise<Record<string, string>> {
+    const rows: { name: string; setting: string }[] = await this.dataSource.query(`SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])`, [
+      AUTOVACUUM_SETTINGS,
+    ]);
+    return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
   }
 
   private async shouldRun(): Promise<boolean> {
@@ -131,7 +162,7 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
     if (mode === 'on') return true;
     const [{ autovacuum }] = await this.dataSource.query(`SELECT current_setting('autovacuum') AS autovacuum`);
     if (autovacuum === 'on') return false;
-    this.logger.warn('PostgreSQL autovacuum is off: this instance vacuums and analyzes the queue tables itself (DATABASE_TABLE_UPKEEP)');
+    this.logger.warn('PostgreSQL autovacuum is off: this instance vacuums and analyzes the tables itself, by autovacuum\'s thresholds (DATABASE_TABLE_UPKEEP)');
     return true;
   }
 }

@@ -76,7 +76,7 @@ export class Metrics {
 
   readonly tableUpkeep = new Counter({
     name: 'table_upkeep_total',
-    help: 'Queue tables vacuumed or analyzed by the service (DATABASE_TABLE_UPKEEP), where the server\'s autovacuum is off',
+    help: 'Tables vacuumed or analyzed by the service (DATABASE_TABLE_UPKEEP), where the server\'s autovacuum is off',
     labelNames: ['table', 'action'] as const,
     registers: [this.registry],
   });

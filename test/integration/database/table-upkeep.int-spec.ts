@@ -5,6 +5,7 @@ import { AppConfig, loadConfig } from '../../../src/config/app-config';
 import { TableUpkeep } from '../../../src/infrastructure/database/table-upkeep';
 import { Metrics } from '../../../src/infrastructure/observability/metrics';
 import { describeWithPostgres } from '../../setup/test-env';
+import { expectEventually } from '../../utils/expect-eventually';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 
 interface TableStats {
@@ -14,7 +15,7 @@ interface TableStats {
 }
 
 /**
- * The service's own upkeep of the queue tables, for servers whose autovacuum is off: on a real
+ * The service's own upkeep of the tables, for servers whose autovacuum is off: on a real
  * database, rows inserted and deleted until a table passes its thresholds, then a round.
  */
 describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
@@ -88,6 +89,24 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     const after = await statsOf('inbox_messages');
     expect(after).toMatchObject({ vacuums: before.vacuums, analyzes: before.analyzes + 1 });
     expect(await upkept('inbox_messages', 'analyze')).toBe(1);
+  });
+
+  it("keeps every table of the schema by its own rules: the server's for a table without settings, none for one with autovacuum off", async () => {
+    const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on' }), metrics);
+    await dataSource.query(`CREATE TABLE upkeep_plain (n int)`);
+    await dataSource.query(`CREATE TABLE upkeep_off (n int) WITH (autovacuum_enabled = false)`);
+    for (const table of ['upkeep_plain', 'upkeep_off']) {
+      await dataSource.query(`INSERT INTO ${table} SELECT generate_series(1, 2000)`);
+      await dataSource.query(`DELETE FROM ${table}`);
+    }
+
+    expect(await roundsUntil(upkeep, 'upkeep_plain')).toBe('vacuum');
+    // Its dead rows are known too (the statistics arrive a moment after the delete): still left alone.
+    await expectEventually(async () => expect((await statsOf('upkeep_off')).dead).toBe(2000), { timeoutMs: 20_000 });
+    expect((await upkeep.round()).map((d) => d.table)).not.toContain('upkeep_off');
+
+    expect((await statsOf('upkeep_plain')).vacuums).toBe(1);
+    expect((await statsOf('upkeep_off')).vacuums).toBe(0);
   });
 
   it('runs in `auto` mode exactly when the server has autovacuum off; never when off, embedded, or without workers', async () => {
