@@ -53,8 +53,6 @@ async function main(): Promise<void> {
   const startup = service.app.get(ApplicationsBootstrap).startupApplication;
   if (startup) lines.push(...applicationLines(startup, base, config));
   if (ops.generated) lines.push(`  ops login: ${ops.username} / ${ops.password}  (generated; set OPS_USERNAME/OPS_PASSWORD to choose)`);
-  process.stdout.write(`${lines.join('\n')}\n`);
-
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -75,6 +73,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // Only now: a pipe's reader has the report as soon as it is written (pipes are synchronous
+  // on Linux), and may stop the service at once; the handlers must already be there.
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main().catch((error) => {
