@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, PartitionMetadata, Producer } from 'kafkajs';
 import { TopicNames } from '../topics';
@@ -126,17 +127,19 @@ export class KafkaClient {
         `created topics ${missing.join(', ')} (replication factor ${replication.replicationFactor}, min.insync.replicas ${replication.minInSyncReplicas})`,
       );
     }
-    const metadata = await admin.fetchTopicMetadata({ topics: wanted });
+    const metadata = await whileUnknown(() => admin.fetchTopicMetadata({ topics: wanted }));
     for (const topic of metadata.topics) {
       const replicas = Math.min(...topic.partitions.map((p) => p.replicas.length));
       if (replicas < replication.replicationFactor) {
         this.logger.warn(`topic ${topic.name} has ${replicas} replica(s) per partition, fewer than the ${replication.replicationFactor} wanted: it was made before; reassign its partitions to replicate it`);
       }
     }
-    const configs = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: wanted.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })),
-    });
+    const configs = await whileUnknown(() =>
+      admin.describeConfigs({
+        includeSynonyms: false,
+        resources: wanted.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })),
+      }),
+    );
     for (const resource of configs.resources) {
       const entry = resource.configEntries.find((e) => e.configName === 'min.insync.replicas');
       this.minInSync.set(resource.resourceName, Number(entry?.configValue ?? 1));
@@ -146,15 +149,27 @@ export class KafkaClient {
   /**
    * Why the service's topics cannot take writes now (no leader, or fewer replicas in sync than
    * `min.insync.replicas`: with `acks=all` the broker refuses such writes); empty when they can.
+   * Each leader and in-sync broker must also answer now: without a controller quorum the
+   * metadata stops changing and keeps dead brokers as leaders and in sync (replication.ts).
    */
   async writeProblems(timeoutMs = 2_000): Promise<string[]> {
     if (this.minInSync.size === 0) return [];
     const admin = await this.admin();
-    const metadata = await withTimeout(admin.fetchTopicMetadata({ topics: [...this.minInSync.keys()] }), timeoutMs);
+    const [metadata, cluster] = await withTimeout(Promise.all([admin.fetchTopicMetadata({ topics: [...this.minInSync.keys()] }), admin.describeCluster()]), timeoutMs);
     const partitions = metadata.topics.flatMap((t) =>
       t.partitions.map((p) => ({ topic: t.name, partition: p.partitionId, leader: p.leader, isr: p.isr })),
     );
-    return writeProblems(partitions, (topic) => this.minInSync.get(topic) ?? 1);
+    const needed = new Set(partitions.flatMap((p) => [p.leader, ...p.isr]));
+    // A broker the cluster no longer lists is not asked, and so counts as not answering.
+    const answering = new Set<number>();
+    await Promise.all(
+      cluster.brokers
+        .filter((b) => needed.has(b.nodeId))
+        .map(async (b) => {
+          if (await brokerAnswers(b.host, b.port, timeoutMs)) answering.add(b.nodeId);
+        }),
+    );
+    return writeProblems(partitions, (topic) => this.minInSync.get(topic) ?? 1, (broker) => answering.has(broker));
   }
 
   /** Answers whether the broker responds within `timeoutMs`; for readiness. */
@@ -178,6 +193,23 @@ export class KafkaClient {
 const PARTITIONS_MAX_AGE_MS = 60_000;
 const PRODUCER_METADATA_MAX_AGE_MS = 10_000;
 
+/**
+ * `read` again while the broker asked does not know the topics yet: `createTopics` waits for
+ * leaders on one broker only, and the others learn of new topics a moment later.
+ */
+async function whileUnknown<T>(read: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await read();
+    } catch (error) {
+      const type = (error as { type?: string }).type;
+      if (Date.now() >= deadline || (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE')) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 /** The promise's answer, or an error once `timeoutMs` has passed without one. */
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -191,4 +223,43 @@ async function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** ApiVersions v0 (key 18), correlation id 1, client id "readiness": the smallest request every broker answers. */
+const API_VERSIONS_REQUEST = (() => {
+  const clientId = Buffer.from('readiness');
+  const request = Buffer.alloc(14 + clientId.length);
+  request.writeInt32BE(10 + clientId.length, 0);
+  request.writeInt16BE(18, 4);
+  request.writeInt16BE(0, 6);
+  request.writeInt32BE(1, 8);
+  request.writeInt16BE(clientId.length, 12);
+  clientId.copy(request, 14);
+  return request;
+})();
+
+/**
+ * Whether the broker answers a request within `timeoutMs`, on a connection of its own so a
+ * stuck one of the client's cannot hide it. Connecting is not enough: a paused broker's kernel
+ * still accepts connections. Plaintext, as the service's client speaks to its brokers.
+ */
+function brokerAnswers(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    let received = Buffer.alloc(0);
+    const done = (answered: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answered);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => socket.write(API_VERSIONS_REQUEST));
+    socket.on('data', (chunk) => {
+      received = Buffer.concat([received, chunk]);
+      // Size, then the correlation id sent: a Kafka broker's answer, whatever it says.
+      if (received.length >= 8) done(received.readInt32BE(4) === 1);
+    });
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+  });
 }

@@ -45,4 +45,30 @@ describe('writeProblems', () => {
   it('is empty when every partition can take writes', () => {
     expect(writeProblems([{ topic: 'a', partition: 0, leader: 1, isr: [1, 2] }], min)).toEqual([]);
   });
+
+  // Two of three KRaft nodes killed: no quorum, so the metadata still shows them leading and in sync.
+  it('counts only the brokers that answer, whatever the metadata still lists', () => {
+    const answers = (broker: number) => broker === 1;
+    expect(
+      writeProblems(
+        [
+          { topic: 'a', partition: 0, leader: 1, isr: [1, 2] },
+          { topic: 'a', partition: 1, leader: 2, isr: [2, 1] },
+          { topic: 'a', partition: 2, leader: 1, isr: [1, 2, 3] },
+          { topic: 'a', partition: 3, leader: -1, isr: [] },
+        ],
+        min,
+        answers,
+      ),
+    ).toEqual([
+      'a partition 0 has 1 in-sync replica, below min.insync.replicas 2 (listed in sync but not answering: broker 2)',
+      'a partition 1 has no leader that answers (broker 2 does not)',
+      'a partition 2 has 1 in-sync replica, below min.insync.replicas 2 (listed in sync but not answering: brokers 2, 3)',
+      'a partition 3 has no leader',
+    ]);
+  });
+
+  it('takes one broker that does not answer while enough others in sync do', () => {
+    expect(writeProblems([{ topic: 'a', partition: 0, leader: 1, isr: [1, 2, 3] }], min, (broker) => broker !== 3)).toEqual([]);
+  });
 });

@@ -38,15 +38,26 @@ export interface PartitionState {
 
 /**
  * Why the topics cannot take writes with `acks=all`, one line per partition that cannot (no
- * leader, or fewer replicas in sync than its topic's `min.insync.replicas`); empty when all can.
+ * leader, a leader that does not answer, or fewer replicas in sync than its topic's
+ * `min.insync.replicas`); empty when all can. `answers` says whether a broker answered just now:
+ * with two of three KRaft nodes gone the controller quorum is lost, the metadata is no longer
+ * updated and still names the dead brokers as leaders and in sync, so only they can tell.
  */
-export function writeProblems(partitions: readonly PartitionState[], minInSyncOf: (topic: string) => number): string[] {
+export function writeProblems(
+  partitions: readonly PartitionState[],
+  minInSyncOf: (topic: string) => number,
+  answers: (broker: number) => boolean = () => true,
+): string[] {
   const problems: string[] = [];
   for (const p of partitions) {
     const min = minInSyncOf(p.topic);
+    const inSync = p.isr.filter(answers);
     if (p.leader < 0) problems.push(`${p.topic} partition ${p.partition} has no leader`);
-    else if (p.isr.length < min) {
-      problems.push(`${p.topic} partition ${p.partition} has ${p.isr.length} in-sync replica${p.isr.length === 1 ? '' : 's'}, below min.insync.replicas ${min}`);
+    else if (!answers(p.leader)) problems.push(`${p.topic} partition ${p.partition} has no leader that answers (broker ${p.leader} does not)`);
+    else if (inSync.length < min) {
+      const silent = p.isr.filter((broker) => !answers(broker));
+      const why = silent.length === 0 ? '' : ` (listed in sync but not answering: broker${silent.length === 1 ? '' : 's'} ${silent.join(', ')})`;
+      problems.push(`${p.topic} partition ${p.partition} has ${inSync.length} in-sync replica${inSync.length === 1 ? '' : 's'}, below min.insync.replicas ${min}${why}`);
     }
   }
   return problems;
