@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ManualClock } from '../../src/domain/shared/clock';
+import { EnrollmentLifecycle } from '../../src/modules/enrollments/enrollment-lifecycle';
 import { JobWorker } from '../../src/modules/jobs/job-worker';
+import { JobsRepository } from '../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
@@ -17,6 +19,8 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
   let service: TestService;
   let app: Awaited<ReturnType<typeof createApplication>>;
   afterAll(() => service?.close());
+  // A test that stopped the workers and failed midway must not leave the next without them.
+  afterEach(() => service?.app.get(JobWorker).start());
   beforeAll(async () => {
     service = await startTestService({ clock, env: { JOB_LEASE_MS: '1500' } });
     app = await createApplication(service);
@@ -68,6 +72,114 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     expect((await atProvider(e)).body.employee_deduction).toEqual({ type: 'percent', amount: 222 });
     const [row] = await db().query(`SELECT status, configuration->'employee_deduction'->>'amount' AS amount FROM enrollments WHERE benefit_id = $1`, [e.benefitId]);
     expect(row).toEqual({ status: 'enrolled', amount: '222' });
+  });
+
+  describe('a later group waiting for an earlier one of the same individual', () => {
+    /**
+     * Two changes of one individual, both due: the earlier one's provider call under way (its
+     * group claimed) when the later arrives, so the later cannot take it over and must wait.
+     * The workers stopped.
+     */
+    async function twoDueChanges() {
+      const e = await employerWithPlan();
+      await service.app.get(JobWorker).stop();
+      const change = (amount: number, at: string) =>
+        event('ContributionChanged', e, { individual_id: e.person, benefit_id: e.benefitId, configuration: { employee_deduction: { type: 'percent', amount } } }, at);
+      const groupJobs = (): Promise<{ id: string; group_id: string }[]> =>
+        db().query(`SELECT id, params->>'group_id' AS group_id FROM jobs WHERE type = 'benefit_enrollment_group' AND status = 'pending' ORDER BY seq`);
+      expect((await service.request('/hris/events', json(change(217, '2026-07-01T10:00:00Z'), basic(app)))).body.outcome).toBe('applied');
+      const [earlier] = await groupJobs();
+      expect(await service.app.get(EnrollmentLifecycle).startSubmitting(earlier.group_id)).toBe(true);
+      expect((await service.request('/hris/events', json(change(222, '2026-07-01T11:00:00Z'), basic(app)))).body.outcome).toBe('applied');
+      const [, later] = await groupJobs();
+      expect(later).toBeDefined();
+      return { e, earlier, later };
+    }
+    const dueAt = async (jobId: string): Promise<Date> => (await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at;
+    const leaseByHand = async (jobId: string, owner: string): Promise<Date> =>
+      (await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = $2, leased_until = now() + interval '1 minute' WHERE id = $1 RETURNING scheduled_at`, [jobId, owner]))[0][0].scheduled_at;
+    const allGroupsDone = () =>
+      expectEventually(
+        async () => expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress')`))[0].n).toBe(0),
+        { timeoutMs: 20_000 },
+      );
+
+    it('sleeps instead of being leased again at every poll, and is woken by the earlier group’s end', async () => {
+      const { e, earlier, later } = await twoDueChanges();
+      // The earlier group's run is held (a worker that died with it) for 3 s.
+      await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '3 seconds', attempts = 1 WHERE id = $1`, [earlier.id]);
+      service.app.get(JobWorker).start();
+      // The clock stands still: a job put back due at once would be leased again at every poll.
+      await expectEventually(async () => {
+        const [job] = await db().query(`SELECT status, scheduled_at FROM jobs WHERE id = $1`, [later.id]);
+        expect(job.status).toBe('pending');
+        expect(new Date(job.scheduled_at).getTime()).toBeGreaterThanOrEqual(clock.now().getTime() + 30_000);
+      });
+      // Its wait outlasts this test under the standing clock: it runs only because the earlier group's end wakes it.
+      await allGroupsDone();
+      expect((await atProvider(e)).body.employee_deduction).toEqual({ type: 'percent', amount: 222 });
+    });
+
+    it('is due at once when the earlier group ends while its own run decides to wait', async () => {
+      const { earlier, later } = await twoDueChanges();
+      const jobs = service.app.get(JobsRepository);
+      const asleep = new Date(clock.now().getTime() + 60_000);
+      // Without a wake, the job sleeps as asked.
+      let leasedDueAt = await leaseByHand(later.id, 'racer');
+      expect(await jobs.deferMany('racer', [{ id: later.id, scheduledAt: asleep, leasedDueAt }])).toBe(1);
+      expect((await dueAt(later.id)).getTime()).toBe(asleep.getTime());
+      // Leased again; the earlier group ends (its results recorded) before this run puts it back.
+      leasedDueAt = await leaseByHand(later.id, 'racer');
+      await service.app.get(EnrollmentLifecycle).processed(earlier.group_id, [{ individual_id: (await db().query(`SELECT individual_id FROM enrollment_items WHERE group_id = $1`, [earlier.group_id]))[0].individual_id, code: 200, message: 'OK' }]);
+      expect(await jobs.deferMany('racer', [{ id: later.id, scheduledAt: asleep, leasedDueAt }])).toBe(1);
+      expect((await dueAt(later.id)).getTime()).toBeLessThanOrEqual(clock.now().getTime());
+      service.app.get(JobWorker).start();
+      await allGroupsDone();
+      const [row] = await db().query(`SELECT status, result FROM jobs WHERE id = $1`, [later.id]);
+      expect(row.status).toBe('complete');
+      expect(row.result.results).toEqual([expect.objectContaining({ code: 200 })]);
+    });
+  });
+
+  it('wakes only the next of a line of waiting groups when the first ends, not the whole line', async () => {
+    const e = await employerWithPlan();
+    const worker = service.app.get(JobWorker);
+    await worker.stop();
+    const groupJobs = (): Promise<{ id: string; group_id: string }[]> =>
+      db().query(`SELECT id, params->>'group_id' AS group_id FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress') ORDER BY seq`);
+    const dueAt = async (jobId: string): Promise<number> => new Date((await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at).getTime();
+    const enroll = (amount: number) =>
+      service.request(
+        `/employer/benefits/${e.benefitId}/individuals`,
+        json([{ individual_id: e.person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount } } }], bearer(e.token)),
+      );
+    // First: an enrollment whose provider call is under way (claimed, held by a worker that died).
+    expect((await enroll(300)).status).toBe(200);
+    const [first] = await groupJobs();
+    expect(await service.app.get(EnrollmentLifecycle).startSubmitting(first.group_id)).toBe(true);
+    await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '1 minute', attempts = 1 WHERE id = $1`, [first.id]);
+    // Then an unenrollment and a new enrollment, neither able to take over the one before it.
+    expect((await service.request(`/employer/benefits/${e.benefitId}/individuals`, { ...json({ individual_ids: [e.person] }, bearer(e.token)), method: 'DELETE' })).status).toBe(200);
+    expect((await enroll(400)).status).toBe(200);
+    const [, second, third] = await groupJobs();
+    worker.start();
+    await expectEventually(async () => {
+      for (const job of [second, third]) expect(await dueAt(job.id)).toBeGreaterThanOrEqual(clock.now().getTime() + 30_000);
+    });
+    await worker.stop();
+
+    await service.app.get(EnrollmentLifecycle).processed(first.group_id, [{ individual_id: e.person, code: 200, message: 'OK' }]);
+    expect(await dueAt(second.id)).toBeLessThanOrEqual(clock.now().getTime());
+    expect(await dueAt(third.id)).toBeGreaterThanOrEqual(clock.now().getTime() + 30_000);
+
+    // The rest of the line follows, each woken by the one before it (the clock stands still).
+    await db().query(`UPDATE jobs SET leased_until = now() WHERE id = $1`, [first.id]);
+    worker.start();
+    await expectEventually(
+      async () => expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress')`))[0].n).toBe(0),
+      { timeoutMs: 20_000 },
+    );
+    expect((await atProvider(e)).body.employee_deduction).toEqual({ type: 'percent', amount: 400 });
   });
 
   it('a change then a termination: the individual ends unenrolled at the service and the provider', async () => {

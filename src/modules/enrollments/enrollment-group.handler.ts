@@ -19,6 +19,13 @@ import { EnrollmentLifecycle } from './enrollment-lifecycle';
 
 /** How long a group waiting on people (an earlier group in an ops task) sleeps before looking again; that group's end wakes it sooner. */
 const WAIT_FOR_OPS_MS = 5 * 60_000;
+/**
+ * How long a group waiting on an earlier group of the same individuals sleeps before looking
+ * again. That group's end wakes it (in the transaction that records it), so this is only a net:
+ * looking again at once kept every follower of a slow or retried provider call leased, checked
+ * and put back at every poll until it ended.
+ */
+const WAIT_FOR_EARLIER_GROUP_MS = 60_000;
 
 /** Due groups leased and worked together: one provider call per benefit for all of them. */
 export const GROUP_BATCH_SIZE = 500;
@@ -94,7 +101,7 @@ export class EnrollmentGroupHandler implements JobHandler {
               job.id,
               new JobDeferral(
                 `Waits for group ${order.waitsFor.groupId} of job ${order.waitsFor.jobId}, an earlier request for the same individuals`,
-                blocker?.state === 'in_ops' ? WAIT_FOR_OPS_MS : 0,
+                blocker?.state === 'in_ops' ? WAIT_FOR_OPS_MS : WAIT_FOR_EARLIER_GROUP_MS,
               ),
             );
           }

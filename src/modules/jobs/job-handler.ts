@@ -69,7 +69,8 @@ export interface BatchOutcome {
 /**
  * Thrown by a handler whose job must wait for other work first (it does not count as a run):
  * the job goes back to the queue, due at once (leased again at the next poll) or after
- * `delayMs` when what it waits for is slow (people), to be woken earlier by that work's end.
+ * `delayMs`, to be woken earlier by that work's end (also when it ends while this run decides
+ * to wait: JobsRepository.deferMany).
  */
 export class JobDeferral extends Error {
   constructor(

@@ -234,7 +234,10 @@ export class JobWorker {
         return 'ended';
       }
       const now = this.clock.now();
-      await this.jobs.deferMany(this.owner, [...outcome.deferred].map(([id, deferral]) => ({ id, scheduledAt: new Date(now.getTime() + deferral.delayMs) })));
+      await this.jobs.deferMany(
+        this.owner,
+        [...outcome.deferred].map(([id, deferral]) => ({ id, scheduledAt: new Date(now.getTime() + deferral.delayMs), leasedDueAt: byId.get(id)!.scheduledAt })),
+      );
       for (const [id, error] of outcome.failed) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error);
       if (outcome.ended.size > 0) {
         try {
@@ -281,7 +284,7 @@ export class JobWorker {
       } catch (error) {
         if (controller.signal.aborted) await this.interrupted(job, controller.signal.reason);
         else if (error instanceof JobDeferral) {
-          await this.jobs.defer(job.id, this.owner, new Date(this.clock.now().getTime() + error.delayMs));
+          await this.jobs.defer(job, this.owner, new Date(this.clock.now().getTime() + error.delayMs));
           return 'deferred';
         } else await this.failed(job, handler, policy, controller, error);
         return 'ended';

@@ -56,6 +56,14 @@ export interface NewJob {
   afterJobId?: string | null;
 }
 
+/** A leased job put back to wait: due at `scheduledAt`, unless woken meanwhile (deferMany). */
+export interface Deferral {
+  id: string;
+  scheduledAt: Date;
+  /** The job's due time when it was leased. */
+  leasedDueAt: Date;
+}
+
 /**
  * The `jobs` table. Business times (created, scheduled, started, completed) are the service's
  * clock, passed in, so tests that move the clock move them; leases are database time, because
@@ -303,15 +311,21 @@ export class JobsRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Puts jobs that must wait back in the queue, each due at its time; these runs are not counted. */
-  async deferMany(owner: string, deferrals: readonly { id: string; scheduledAt: Date }[]): Promise<void> {
-    if (deferrals.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE jobs j SET status = 'pending', scheduled_at = u.scheduled_at, attempts = greatest(j.attempts - 1, 0), leased_by = NULL, leased_until = NULL
-       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, scheduled_at)
-       WHERE j.id = u.id AND j.leased_by = $3 AND j.status = 'in_progress'`,
-      [deferrals.map((d) => d.id), deferrals.map((d) => d.scheduledAt), owner],
+  /**
+   * Puts jobs that must wait back in the queue, each due at its time; these runs are not counted.
+   * `leasedDueAt` is the job's due time as leased: one moved since was woken while it ran (what
+   * it waits for ended meanwhile) and is due at once, not after the wait it asked for.
+   */
+  async deferMany(owner: string, deferrals: readonly Deferral[]): Promise<number> {
+    if (deferrals.length === 0) return 0;
+    const updated = await this.dataSource.query(
+      `UPDATE jobs j SET status = 'pending', attempts = greatest(j.attempts - 1, 0), leased_by = NULL, leased_until = NULL,
+         scheduled_at = CASE WHEN date_trunc('milliseconds', j.scheduled_at) <> u.leased_due_at THEN least(j.scheduled_at, u.scheduled_at) ELSE u.scheduled_at END
+       FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, scheduled_at, leased_due_at)
+       WHERE j.id = u.id AND j.leased_by = $4 AND j.status = 'in_progress' RETURNING j.id`,
+      [deferrals.map((d) => d.id), deferrals.map((d) => d.scheduledAt), deferrals.map((d) => d.leasedDueAt), owner],
     );
+    return affectedCount(updated);
   }
 
   /** Puts the job back in the queue to run at `scheduledAt` (a retry), keeping why it failed. */
@@ -324,14 +338,9 @@ export class JobsRepository {
     return affectedCount(updated) === 1;
   }
 
-  /** Puts a job that must wait back in the queue, due at `scheduledAt`; this run is not counted. */
-  async defer(id: string, owner: string, scheduledAt: Date): Promise<boolean> {
-    const updated = await this.dataSource.query(
-      `UPDATE jobs SET status = 'pending', scheduled_at = $3, attempts = greatest(attempts - 1, 0), leased_by = NULL, leased_until = NULL
-       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
-      [id, owner, scheduledAt],
-    );
-    return affectedCount(updated) === 1;
+  /** Puts a job that must wait back in the queue, due at `scheduledAt`; this run is not counted (as deferMany). */
+  async defer(job: Pick<Job, 'id' | 'scheduledAt'>, owner: string, scheduledAt: Date): Promise<boolean> {
+    return (await this.deferMany(owner, [{ id: job.id, scheduledAt, leasedDueAt: job.scheduledAt }])) === 1;
   }
 
   /**

@@ -45,8 +45,8 @@ class DyingJobs extends JobsRepository {
   override async finishMany(...args: Parameters<JobsRepository['finishMany']>): Promise<string[]> {
     return this.dead ? [] : super.finishMany(...args);
   }
-  override async deferMany(...args: Parameters<JobsRepository['deferMany']>): Promise<void> {
-    if (!this.dead) await super.deferMany(...args);
+  override async deferMany(...args: Parameters<JobsRepository['deferMany']>): Promise<number> {
+    return this.dead ? 0 : super.deferMany(...args);
   }
   override async finish(...args: Parameters<JobsRepository['finish']>): Promise<boolean> {
     return this.dead ? false : super.finish(...args);

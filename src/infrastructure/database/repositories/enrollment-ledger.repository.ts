@@ -526,19 +526,33 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   }
 
   /**
-   * Groups of the same individuals whose date has come and that were put back to wait for these
-   * (now processed): due at once, instead of when their wait would have ended.
+   * Groups of the same individuals whose date has come, that were put back to wait for these
+   * (now processed) and are now first in line: due at once, instead of when their wait would
+   * have ended. One being worked
+   * now is marked too, its due time moved to a millisecond before now or before what it was
+   * (so it differs from the time it was leased at): a run that decided to wait before these
+   * committed then puts its job back due at once (JobsRepository.deferMany) instead of asleep
+   * with nothing left to wake it.
    */
   private async wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
     if (processedGroups.length === 0) return;
     await this.db.query(
-      `UPDATE jobs j SET scheduled_at = $2
+      `UPDATE jobs j SET scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
        FROM enrollment_groups g
-       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND j.status = 'pending' AND j.scheduled_at > $2 AND j.params->>'group_id' = g.id::text
+       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
+         AND j.params->>'group_id' = g.id::text
          AND g.state = 'waiting' AND g.effective_date <= $3::date
          AND g.id IN (SELECT w.group_id FROM enrollment_items p
                       JOIN enrollment_items w ON w.benefit_id = p.benefit_id AND w.individual_id = p.individual_id AND w.status = 'waiting'
-                      WHERE p.group_id = ANY($1::uuid[]))`,
+                      WHERE p.group_id = ANY($1::uuid[]))
+         -- Only a group now first in line for all its individuals (the ledger's orderCheck): one
+         -- further back would be put back to wait again, and a long line woken whole at each step
+         -- costs a lease and a claim per waiting group per step.
+         AND NOT EXISTS (SELECT 1 FROM enrollment_items own
+                         JOIN enrollment_items e ON e.benefit_id = own.benefit_id AND e.individual_id = own.individual_id AND e.status = 'waiting' AND e.group_id <> g.id
+                         JOIN enrollment_groups eg ON eg.id = e.group_id
+                         WHERE own.group_id = g.id AND own.status = 'waiting' AND eg.effective_date <= g.effective_date
+                           AND (eg.job_seq < g.job_seq OR (eg.job_id = g.job_id AND eg.effective_date < g.effective_date)))`,
       [processedGroups, now, now.toISOString().slice(0, 10)],
     );
   }
