@@ -21,11 +21,12 @@ import { EnrollmentLifecycle } from './enrollment-lifecycle';
 const WAIT_FOR_OPS_MS = 5 * 60_000;
 /**
  * How long a group waiting on an earlier group of the same individuals sleeps before looking
- * again. That group's end wakes it (in the transaction that records it), so this is only a net:
- * looking again at once kept every follower of a slow or retried provider call leased, checked
- * and put back at every poll until it ended.
+ * again. That group's end wakes it (in the transaction that records it), so this is a net for
+ * what no end wakes (a group taken over by a later request leaves an unenroll behind it waiting
+ * unwoken). Looking again at once kept every follower of a slow or retried provider call leased,
+ * checked and put back at every poll until it ended.
  */
-const WAIT_FOR_EARLIER_GROUP_MS = 60_000;
+const WAIT_FOR_EARLIER_GROUP_MS = 10_000;
 
 /** Due groups leased and worked together: one provider call per benefit for all of them. */
 export const GROUP_BATCH_SIZE = 500;

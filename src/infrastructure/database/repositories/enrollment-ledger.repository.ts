@@ -401,7 +401,11 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     await this.updateChanges(plans.flatMap((p) => p.changedChanges));
     await this.updateGroups(plans.flatMap((p) => p.changedGroups), now);
     await this.callOff(plans.flatMap((p) => p.calledOffGroups), now);
-    await this.wakeWaiting(plans.flatMap((p) => p.changedGroups.filter((g) => g.state === 'processed').map((g) => g.id)), now);
+    // A group called off (its changes taken over by a later request) holds no one back: the
+    // taker took the same individuals' later waiting changes too. Waking for those made every
+    // consumer transaction run the wake under its individuals' locks.
+    const calledOff = new Set(plans.flatMap((p) => p.calledOffGroups));
+    await this.wakeWaiting(plans.flatMap((p) => p.changedGroups.filter((g) => g.state === 'processed' && !calledOff.has(g.id)).map((g) => g.id)), now);
     await this.insertIndividuals(
       plans.flatMap((p) => p.newIndividuals.map((individual) => ({ benefitId: p.benefitId, individual }))),
       now,
