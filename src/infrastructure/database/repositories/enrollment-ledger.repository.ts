@@ -532,11 +532,10 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   /**
    * Groups of the same individuals whose date has come, that were put back to wait for these
    * (now processed) and are now first in line: due at once, instead of when their wait would
-   * have ended. One being worked
-   * now is marked too, its due time moved to a millisecond before now or before what it was
-   * (so it differs from the time it was leased at): a run that decided to wait before these
-   * committed then puts its job back due at once (JobsRepository.deferMany) instead of asleep
-   * with nothing left to wake it.
+   * have ended. One being worked now is marked too, its due time moved to a millisecond before
+   * now or before what it was (so it differs from the time it was leased at): a run that
+   * decided to wait before these committed then puts its job back due at once
+   * (JobsRepository.deferMany) instead of asleep with nothing left to wake it.
    */
   private async wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
     if (processedGroups.length === 0) return;
