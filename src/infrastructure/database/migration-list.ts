@@ -17,6 +17,7 @@ import { SandboxEditSyncs1796800000000 } from './migrations/1796800000000-sandbo
 import { Webhooks1797000000000 } from './migrations/1797000000000-webhooks';
 import { EnrollmentWritePath1797100000000 } from './migrations/1797100000000-enrollment-write-path';
 import { ChangeNotifications1797200000000 } from './migrations/1797200000000-change-notifications';
+import { JobsWithoutHolderIndex1797300000000 } from './migrations/1797300000000-jobs-without-holder-index';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   Webhooks1797000000000,
   EnrollmentWritePath1797100000000,
   ChangeNotifications1797200000000,
+  JobsWithoutHolderIndex1797300000000,
 ];

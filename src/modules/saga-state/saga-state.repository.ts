@@ -181,12 +181,14 @@ export class SagasRepository {
         ? []
         : await this.db.query(
             `SELECT id, state, outcome FROM sagas
-             WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT saga_id FROM saga_jobs WHERE job_id = ANY($2::uuid[]))
+             WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT sj.saga_id FROM unnest($2::uuid[]) AS k(job_id) JOIN saga_jobs sj ON sj.job_id = k.job_id)
              ORDER BY id FOR UPDATE`,
             [named, jobIds],
           );
     const pairs: { saga_id: string; job_id: string; status: string | null }[] =
-      locked.length === 0 ? [] : await this.db.query(`SELECT saga_id, job_id, status FROM saga_jobs WHERE saga_id = ANY($1::uuid[])`, [locked.map((r) => r.id)]);
+      locked.length === 0 ? [] : await this.db.query(`SELECT sj.saga_id, sj.job_id, sj.status FROM unnest($1::uuid[]) AS k(saga_id) JOIN saga_jobs sj ON sj.saga_id = k.saga_id`, [
+            locked.map((r) => r.id),
+          ]);
 
     // Each saga's jobs and how they stand: as stored, then what this progress changed.
     const jobsOf = new Map<string, Map<string, string | null>>();

@@ -24,7 +24,6 @@ import { DomainEventBus } from '../../../domain/events/domain-event-bus';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { BenefitEventsWriter, NewBenefitEvent } from '../../messaging/outbox/benefit-events.writer';
 import { ColumnSet } from '../column-set';
-import { recordset } from '../recordset';
 import { advisoryLocksFor } from './enrollment-locks';
 import { UnitOfWork } from '../unit-of-work';
 
@@ -115,9 +114,31 @@ const changeOf = (row: ChangeRow): EnrollmentChange => ({
   cancels: row.cancels,
 });
 
-/** A group as a `jsonb_to_recordset` row: what its insert and its update both write. */
-const GROUP_RECORD = `id uuid, job_id uuid, benefit_id uuid, operation text, effective_date date, state text,
-  waiting int, succeeded int, failed int, superseded int`;
+/** A group as a row of a set: what its insert and its update both write. */
+const GROUPS = new ColumnSet<ReturnType<typeof groupRecord>>({
+  id: 'uuid',
+  job_id: 'uuid',
+  benefit_id: 'uuid',
+  operation: 'text',
+  effective_date: 'date',
+  state: 'text',
+  waiting: 'int',
+  succeeded: 'int',
+  failed: 'int',
+  superseded: 'int',
+});
+
+/** New request jobs, `n` their opening order (a job's seq, its request order, is taken as it is inserted). */
+const NEW_JOBS = new ColumnSet<{ n: number; id: string; connection_id: string; entity_id: string; kind: string; type: string; params: unknown; created_at: Date }>({
+  n: 'int',
+  id: 'uuid',
+  connection_id: 'uuid',
+  entity_id: 'uuid',
+  kind: 'text',
+  type: 'text',
+  params: 'jsonb',
+  created_at: 'timestamptz',
+});
 
 const groupRecord = (g: EnrollmentGroup) => ({
   id: g.id,
@@ -132,7 +153,14 @@ const groupRecord = (g: EnrollmentGroup) => ({
   superseded: g.counts.superseded,
 });
 
-/** Sets written once per save, as columns (column-set.ts): a request of 10,000 individuals is 10,000 rows of each. */
+/**
+ * Sets written once per save, as columns (column-set.ts): a request of 10,000 individuals is
+ * 10,000 rows of each. Every statement here is driven by such a set or an `unnest` of keys, not
+ * by `jsonb_to_recordset` or `= ANY(…)`: in a plan made for any parameters PostgreSQL takes an
+ * `unnest` for 10 rows and looks each up by its index, where it took a recordset for 100 and an
+ * `= ANY` for thousands and scanned whole tables (jobs, groups, items) for a handful of rows,
+ * at a cost growing with the tables.
+ */
 const NEW_ITEMS = new ColumnSet<Pick<ChangeRow, 'group_id' | 'individual_id' | 'benefit_id' | 'position' | 'configuration' | 'status' | 'code' | 'message' | 'cancels'>>({
   group_id: 'uuid',
   individual_id: 'uuid',
@@ -250,9 +278,8 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (groupIds.length === 0) return new Map();
     const rows: { group_id: string; benefit_id: string; connection_id: string; entity_id: string; individual_id: string | null }[] = await this.db.query(
       `SELECT g.id AS group_id, g.benefit_id, b.connection_id, b.entity_id, i.individual_id
-       FROM enrollment_groups g JOIN benefits b ON b.id = g.benefit_id
-         LEFT JOIN enrollment_items i ON i.group_id = g.id AND i.status = 'waiting'
-       WHERE g.id = ANY($1::uuid[])`,
+       FROM unnest($1::uuid[]) AS k(id) JOIN enrollment_groups g ON g.id = k.id JOIN benefits b ON b.id = g.benefit_id
+         LEFT JOIN enrollment_items i ON i.group_id = g.id AND i.status = 'waiting'`,
       [groupIds],
     );
     const benefits = new Map<string, { benefit: LedgerBenefit; individualIds: Set<string> }>();
@@ -326,12 +353,15 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
           );
     let jobIds = [...new Set(changes.map((c) => c.job_id))];
     if (alsoGroups.length > 0) {
-      const extra: { job_id: string }[] = await this.db.query(`SELECT DISTINCT job_id FROM enrollment_groups WHERE id = ANY($1::uuid[])`, [alsoGroups]);
+      const extra: { job_id: string }[] = await this.db.query(
+        `SELECT DISTINCT g.job_id FROM unnest($1::uuid[]) AS k(id) JOIN enrollment_groups g ON g.id = k.id`,
+        [alsoGroups],
+      );
       jobIds = [...new Set([...jobIds, ...extra.map((r) => r.job_id)])];
     }
     // Jobs are locked after the individuals, in id order: their counts are read fresh under the lock.
     if (lock && jobIds.length > 0) {
-      await this.db.query(`SELECT count(*) FROM (SELECT id FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) locked`, [jobIds]);
+      await this.db.query(`SELECT count(*) FROM (SELECT j.id FROM unnest($1::uuid[]) AS k(id) JOIN jobs j ON j.id = k.id ORDER BY j.id FOR UPDATE OF j) locked`, [jobIds]);
     }
     const groups: GroupRow[] =
       jobIds.length === 0
@@ -339,8 +369,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
         : await this.db.query(
             `SELECT g.id, g.job_id, g.benefit_id, g.operation, to_char(g.effective_date, 'YYYY-MM-DD') AS effective_date, g.job_seq, g.state,
                     g.waiting, g.succeeded, g.failed, g.superseded, j.kind, j.status AS job_status, j.connection_id, j.entity_id
-             FROM enrollment_groups g JOIN jobs j ON j.id = g.job_id
-             WHERE g.job_id = ANY($1::uuid[])`,
+             FROM unnest($1::uuid[]) AS k(job_id) JOIN enrollment_groups g ON g.job_id = k.job_id JOIN jobs j ON j.id = g.job_id`,
             [jobIds],
           );
 
@@ -438,33 +467,30 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     await this.db.query(
       `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
        SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.created_at
-       FROM jsonb_to_recordset($1::jsonb)
-         AS u(n int, id uuid, connection_id uuid, entity_id uuid, kind text, type text, params jsonb, created_at timestamptz)
+       FROM ${NEW_JOBS.from(1)}
        ORDER BY u.n`,
-      [
-        // In opening order: a job's seq (its request order) is taken as it is inserted.
-        recordset(
-          newJobs.map((j, n) => ({
-            n,
-            id: j.job.id,
-            connection_id: j.job.connectionId,
-            entity_id: j.job.entityId,
-            kind: j.job.kind,
-            type: `benefit_${j.job.operation}`,
-            params: paramsOf(j.job, j.groups),
-            created_at: j.createdAt,
-          })),
-        ),
-      ],
+      // In opening order: a job's seq (its request order) is taken as it is inserted.
+      NEW_JOBS.values(
+        newJobs.map((j, n) => ({
+          n,
+          id: j.job.id,
+          connection_id: j.job.connectionId,
+          entity_id: j.job.entityId,
+          kind: j.job.kind,
+          type: `benefit_${j.job.operation}`,
+          params: paramsOf(j.job, j.groups),
+          created_at: j.createdAt,
+        })),
+      ),
     );
     const groups = newJobs.flatMap((j) => j.groups);
     await this.db.query(
       `INSERT INTO enrollment_groups (id, job_id, benefit_id, operation, effective_date, state, job_seq, waiting, succeeded, failed, superseded, processed_at)
        SELECT u.id, u.job_id, u.benefit_id, u.operation, u.effective_date, u.state, j.seq, u.waiting, u.succeeded, u.failed, u.superseded,
               CASE WHEN u.state = 'processed' THEN j.created_at END
-       FROM jsonb_to_recordset($1::jsonb) AS u(${GROUP_RECORD})
+       FROM ${GROUPS.from(1)}
          JOIN jobs j ON j.id = u.job_id`,
-      [recordset(groups.map(groupRecord))],
+      GROUPS.values(groups.map(groupRecord)),
     );
   }
 
@@ -512,10 +538,10 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (groups.length === 0) return;
     await this.db.query(
       `UPDATE enrollment_groups g SET state = u.state, waiting = u.waiting, succeeded = u.succeeded, failed = u.failed, superseded = u.superseded,
-              processed_at = CASE WHEN u.state = 'processed' THEN coalesce(g.processed_at, $2) ELSE g.processed_at END
-       FROM jsonb_to_recordset($1::jsonb) AS u(${GROUP_RECORD})
+              processed_at = CASE WHEN u.state = 'processed' THEN coalesce(g.processed_at, $1) ELSE g.processed_at END
+       FROM ${GROUPS.from(2)}
        WHERE g.id = u.id`,
-      [recordset(groups.map(groupRecord)), now],
+      [now, ...GROUPS.values(groups.map(groupRecord))],
     );
   }
 
@@ -523,8 +549,9 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   private async callOff(groupIds: readonly string[], now: Date): Promise<void> {
     if (groupIds.length === 0) return;
     await this.db.query(
-      `UPDATE jobs SET status = 'complete', completed_at = $2, result = jsonb_build_object('group_id', params->>'group_id', 'superseded', true)
-       WHERE type = '${ENROLLMENT_GROUP_JOB}' AND params->>'group_id' = ANY($1::text[]) AND status = 'pending'`,
+      `UPDATE jobs j SET status = 'complete', completed_at = $2, result = jsonb_build_object('group_id', j.params->>'group_id', 'superseded', true)
+       FROM unnest($1::text[]) AS k(group_id)
+       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = k.group_id AND j.status = 'pending'`,
       [groupIds, now],
     );
   }
@@ -545,9 +572,9 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
        WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
          AND j.params->>'group_id' = g.id::text
          AND g.state = 'waiting' AND g.effective_date <= $3::date
-         AND g.id IN (SELECT w.group_id FROM enrollment_items p
-                      JOIN enrollment_items w ON w.benefit_id = p.benefit_id AND w.individual_id = p.individual_id AND w.status = 'waiting'
-                      WHERE p.group_id = ANY($1::uuid[]))
+         AND g.id IN (SELECT w.group_id FROM unnest($1::uuid[]) AS k(group_id)
+                      JOIN enrollment_items p ON p.group_id = k.group_id
+                      JOIN enrollment_items w ON w.benefit_id = p.benefit_id AND w.individual_id = p.individual_id AND w.status = 'waiting')
          -- Only a group now first in line for all its individuals (the ledger's orderCheck): one
          -- further back would be put back to wait again, and a long line woken whole at each step
          -- costs a lease and a claim per waiting group per step.
@@ -596,8 +623,8 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       `WITH results AS (
          SELECT g.job_id, coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('individual_id', i.individual_id, 'code', i.code, 'message', i.message))
                                   ORDER BY g.effective_date, i.position), '[]'::jsonb) AS individuals
-         FROM enrollment_groups g JOIN enrollment_items i ON i.group_id = g.id
-         WHERE g.job_id = ANY($1::uuid[]) AND i.status <> 'waiting'
+         FROM unnest($1::uuid[]) AS k(job_id) JOIN enrollment_groups g ON g.job_id = k.job_id JOIN enrollment_items i ON i.group_id = g.id
+         WHERE i.status <> 'waiting'
          GROUP BY g.job_id)
        UPDATE jobs j SET status = coalesce(u.status, j.status), completed_at = CASE WHEN u.status IS NULL THEN j.completed_at ELSE $4 END,
          started_at = coalesce(j.started_at, $4),
