@@ -8,6 +8,10 @@ const SERVER = {
   autovacuum_vacuum_insert_scale_factor: '0.2',
   autovacuum_analyze_threshold: '50',
   autovacuum_analyze_scale_factor: '0.1',
+  autovacuum_vacuum_cost_delay: '2',
+  autovacuum_vacuum_cost_limit: '-1',
+  vacuum_cost_delay: '0',
+  vacuum_cost_limit: '200',
 };
 
 /** What migration 1796300000000 sets on the queue tables. */
@@ -27,6 +31,7 @@ describe('thresholdsOf', () => {
       vacuum: { rows: 50, share: 0.2 },
       vacuumInserts: { rows: 1000, share: 0.2 },
       analyze: { rows: 50, share: 0.1 },
+      pace: { delayMs: 2, costLimit: 200 },
     });
   });
 
@@ -35,7 +40,14 @@ describe('thresholdsOf', () => {
       vacuum: { rows: 1000, share: 0.01 },
       vacuumInserts: { rows: 5000, share: 0.02 },
       analyze: { rows: 50, share: 0.02 },
+      pace: { delayMs: 2, costLimit: 2000 },
     });
+  });
+
+  it("paces the work as autovacuum would: its own cost settings, the manual VACUUM's where they are -1", () => {
+    expect(thresholdsOf({ ...SERVER, autovacuum_vacuum_cost_delay: '-1', vacuum_cost_delay: '7' }, null)?.pace).toEqual({ delayMs: 7, costLimit: 200 });
+    expect(thresholdsOf({ ...SERVER, autovacuum_vacuum_cost_limit: '500' }, null)?.pace).toEqual({ delayMs: 2, costLimit: 500 });
+    expect(thresholdsOf(SERVER, ['autovacuum_vacuum_cost_delay=10', 'autovacuum_vacuum_cost_limit=50'])?.pace).toEqual({ delayMs: 10, costLimit: 50 });
   });
 
   it('turns insert vacuums off at -1, and the table off with autovacuum_enabled=false', () => {

@@ -16,6 +16,8 @@ export interface UpkeepThresholds {
   /** null: vacuums for inserted rows are turned off for the table. */
   vacuumInserts: Threshold | null;
   analyze: Threshold;
+  /** The pace autovacuum would work the table at: a pause of `delayMs` each time its work costs `costLimit`. */
+  pace: { delayMs: number; costLimit: number };
 }
 
 /** The server's autovacuum settings that decide when a table is due, by name. */
@@ -26,6 +28,10 @@ export const AUTOVACUUM_SETTINGS = [
   'autovacuum_vacuum_insert_scale_factor',
   'autovacuum_analyze_threshold',
   'autovacuum_analyze_scale_factor',
+  'autovacuum_vacuum_cost_delay',
+  'autovacuum_vacuum_cost_limit',
+  'vacuum_cost_delay',
+  'vacuum_cost_limit',
 ] as const;
 
 /**
@@ -39,10 +45,16 @@ export function thresholdsOf(server: Readonly<Record<string, string>>, tableOpti
   if (own.get('autovacuum_enabled') === 'false') return undefined;
   const setting = (name: (typeof AUTOVACUUM_SETTINGS)[number]) => Number(own.get(name) ?? server[name]);
   const insertRows = setting('autovacuum_vacuum_insert_threshold');
+  // -1: autovacuum takes the manual VACUUM's setting.
+  const orVacuum = (value: number, fallback: 'vacuum_cost_delay' | 'vacuum_cost_limit') => (value === -1 ? Number(server[fallback]) : value);
   return {
     vacuum: { rows: setting('autovacuum_vacuum_threshold'), share: setting('autovacuum_vacuum_scale_factor') },
     vacuumInserts: insertRows === -1 ? null : { rows: insertRows, share: setting('autovacuum_vacuum_insert_scale_factor') },
     analyze: { rows: setting('autovacuum_analyze_threshold'), share: setting('autovacuum_analyze_scale_factor') },
+    pace: {
+      delayMs: orVacuum(setting('autovacuum_vacuum_cost_delay'), 'vacuum_cost_delay'),
+      costLimit: orVacuum(setting('autovacuum_vacuum_cost_limit'), 'vacuum_cost_limit'),
+    },
   };
 }
 
@@ -82,8 +94,9 @@ export function upkeepDue(tables: readonly TableActivity[]): { table: string; ac
  * statistics of a table filled after its creation are never taken: the planner then estimates
  * the hot statements' joins from defaults, picks sequential scans of the queue tables that grow
  * with every event, and the cost per event grows with the stream; dead rows pile up in the
- * partial indexes the workers read. Each instance may run it: `SKIP_LOCKED` passes over a table
- * another instance is vacuuming, and a table done is below its thresholds for the next one.
+ * partial indexes the workers read. It works at autovacuum's pace too (its cost-based delay),
+ * not at a manual VACUUM's full speed. Each instance may run it: `SKIP_LOCKED` passes over a
+ * table another instance is vacuuming, and a table done is below its thresholds for the next one.
  */
 @Injectable()
 export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -131,19 +144,34 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
        FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
        WHERE s.schemaname = current_schema()`,
     );
-    const due = upkeepDue(
-      rows.flatMap((r) => {
-        const thresholds = thresholdsOf(this.server!, r.options);
-        if (!thresholds) return [];
-        const activity = { liveRows: Number(r.live), deadRows: Number(r.dead), insertedSinceVacuum: Number(r.inserted), modifiedSinceAnalyze: Number(r.modified) };
-        return [{ table: r.table, ...activity, thresholds }];
-      }),
-    );
-    for (const { table, action } of due) {
-      // The name is the catalog's, quoted. Not in a transaction: VACUUM refuses one.
-      const name = `"${table.replace(/"/g, '""')}"`;
-      await this.dataSource.query(action === 'vacuum' ? `VACUUM (ANALYZE, SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`);
-      this.metrics.tableUpkeep.inc({ table, action });
+    const tables = rows.flatMap((r) => {
+      const thresholds = thresholdsOf(this.server!, r.options);
+      if (!thresholds) return [];
+      const activity = { liveRows: Number(r.live), deadRows: Number(r.dead), insertedSinceVacuum: Number(r.inserted), modifiedSinceAnalyze: Number(r.modified) };
+      return [{ table: r.table, ...activity, thresholds }];
+    });
+    const due = upkeepDue(tables);
+    if (due.length === 0) return due;
+    const paceOf = new Map(tables.map((t) => [t.table, t.thresholds.pace]));
+    // One connection of its own: the pace is a setting of the session that runs the VACUUM.
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      for (const { table, action } of due) {
+        // At autovacuum's pace, not a manual VACUUM's full speed: vacuuming the queue tables
+        // after a burst at full speed took the CPU the service's own statements wait for.
+        const { delayMs, costLimit } = paceOf.get(table)!;
+        await runner.query(`SET vacuum_cost_delay = ${Math.max(0, Math.min(100, delayMs))}`);
+        await runner.query(`SET vacuum_cost_limit = ${Math.max(1, Math.min(10_000, Math.round(costLimit)))}`);
+        // The name is the catalog's, quoted. Not in a transaction: VACUUM refuses one.
+        const name = `"${table.replace(/"/g, '""')}"`;
+        await runner.query(action === 'vacuum' ? `VACUUM (ANALYZE, SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`);
+        this.metrics.tableUpkeep.inc({ table, action });
+      }
+      await runner.query(`RESET vacuum_cost_delay`);
+      await runner.query(`RESET vacuum_cost_limit`);
+    } finally {
+      await runner.release();
     }
     if (due.length > 0) this.logger.debug(`table upkeep: ${due.map((d) => `${d.action} ${d.table}`).join(', ')}`);
     return due;
