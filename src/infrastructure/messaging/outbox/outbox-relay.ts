@@ -148,7 +148,7 @@ export class OutboxRelay {
       }
     } catch (error) {
       await this.dataSource.query(
-        `WITH failed AS (UPDATE outbox_messages o SET attempts = o.attempts + 1, last_error = $2 FROM unnest($1::bigint[]) AS k(id) WHERE o.id = k.id)
+        `WITH failed AS (UPDATE outbox_messages SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[]))
          UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($3::smallint[]) AND leased_by = $4`,
         [ids, String((error as Error).message).slice(0, 2000), lanes, this.owner],
       );
@@ -156,8 +156,7 @@ export class OutboxRelay {
     }
     await this.dataSource.query(
       `WITH published AS (
-         -- Driven by the ids: an unnest is planned for few rows, where id = ANY (...) was planned as a scan of the table.
-         UPDATE outbox_messages o SET published_at = now(), attempts = o.attempts + 1, last_error = NULL FROM unnest($1::bigint[]) AS k(id) WHERE o.id = k.id)
+         UPDATE outbox_messages SET published_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::bigint[]))
        UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($2::smallint[]) AND leased_by = $3`,
       [ids, lanes, this.owner],
     );
