@@ -11,9 +11,10 @@
  * `completed_at`. Then a paced run (500 events/s for 60 s, contribution changes): there the
  * consumer-path latency is also taken to the moment the saga is visible (committed), told by a
  * notification sent on commit, since a saga's `created_at` is taken before its transaction
- * commits. Then the consumer path alone (every job dated ahead), and the SQL statements it runs per event, counted
- * by pg_stat_statements in a PostgreSQL cluster of the benchmark's own (started with the module
- * loaded, so the machine's server is left as it is).
+ * commits; then the same pace with every job dated ahead (the consumer path's latency without the
+ * job workers beside it). Then the consumer path alone (every job dated ahead), and the SQL
+ * statements it runs per event, counted by pg_stat_statements in a PostgreSQL cluster of the
+ * benchmark's own (started with the module loaded, so the machine's server is left as it is).
  *
  * Baseline in the same run, on the same topic: a raw kafkajs consumer (same group settings)
  * doing one idempotent `INSERT … ON CONFLICT DO NOTHING` per event into a scratch table, in its
@@ -162,6 +163,8 @@ export interface HrisEventsResult {
   /** A larger run on the same database after every other run: the cost as the data grows. */
   volume: ThroughputRun | null;
   paced: PacedRun;
+  /** The same pace with every job dated ahead: the consumer path's latency without the job workers beside it. */
+  paced_consumer_only: PacedRun;
   /** The throughput run's shape with every job dated 30 days ahead: the consumer path alone. */
   consumer_only: ThroughputRun;
   statements: StatementsRun | null;
@@ -385,6 +388,7 @@ export async function pacedRun(
   employers: Employer[],
   rate: number,
   durationSeconds: number,
+  { consumerOnly = false }: { consumerOnly?: boolean } = {},
 ): Promise<PacedRun> {
   const people = employers.flatMap((employer) => employer.people.map((individualId) => ({ employer, individualId })));
   const producer = await scope.producer();
@@ -416,7 +420,13 @@ export async function pacedRun(
         occurred_at: new Date(eventClock.at(at)).toISOString(),
         connection_id: employer.connectionId,
         entity_id: employer.entityId,
-        data: { individual_id: individualId, benefit_id: employer.benefitId, configuration: { employee_deduction: percent(100 + (amount++ % 900)) } },
+        data: {
+          individual_id: individualId,
+          benefit_id: employer.benefitId,
+          configuration: { employee_deduction: percent(100 + (amount++ % 900)) },
+          // Dated ahead, the jobs are not due: the consumer path without the job workers beside it.
+          ...(consumerOnly && { effective_date: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10) }),
+        },
       };
       producedAt.set(event.id, at);
       messages.push({ key: employer.connectionId, value: JSON.stringify(event), headers: {} });
@@ -431,7 +441,7 @@ export async function pacedRun(
   // The last notifications may still be on their way.
   for (let waited = 0; watcher.seenAt.size < ids.length && waited < 2_000; waited += 20) await sleep(20);
   await watcher.stop();
-  const completeAt = await until(async () => (await progressOf(db)).openJobs === 0, 900_000, 'the paced run jobs');
+  const completeAt = consumerOnly ? Date.now() : await until(async () => (await progressOf(db)).openJobs === 0, 900_000, 'the paced run jobs');
   const serviceCpu = service.stats.cpuSeconds() - cpuBefore;
   const databaseCpu = DatabaseCpu.between(dbBefore, await dbCpu.snapshot());
   const machine = machineTicks();
@@ -659,6 +669,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const raw = await rawBaseline(scope, database.url, events);
     console.log(`paced: ${pacedRate} events/s for ${pacedSeconds} s ...`);
     const paced = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds);
+    console.log(`paced, consumer path alone: ${pacedRate} events/s for ${pacedSeconds} s, their jobs dated 30 days ahead ...`);
+    const pacedConsumerOnly = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds, { consumerOnly: true });
     console.log(`consumer path alone: ${consumerOnlyEvents} events with their jobs dated 30 days ahead ...`);
     const consumerOnly = await throughputRun(scope, database.db, service, employers, consumerOnlyEvents, { consumerOnly: true, seed: 2027 });
     let volume: ThroughputRun | null = null;
@@ -686,6 +698,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         ['raw kafkajs + 1 INSERT/event', events, raw.events_per_second, raw.events_per_second, raw.seconds, '-', `${round((raw.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
         [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, '-', ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
         ['  (paced: saga committed)', paced.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(paced.event_to_saga_committed), '-', '-', '-'],
+        [`paced ${pacedRate}/s, consumer path alone`, pacedConsumerOnly.events, pacedConsumerOnly.achieved_events_per_second, '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga), '-', '-', '-'],
+        ['  (its saga committed)', pacedConsumerOnly.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga_committed), '-', '-', '-'],
       ],
     );
     if (statements) {
@@ -735,6 +749,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       service_vs_raw_percent: share,
       volume,
       paced,
+      paced_consumer_only: pacedConsumerOnly,
       consumer_only: consumerOnly,
       statements,
       targets,

@@ -158,8 +158,8 @@ const groupRecord = (g: EnrollmentGroup) => ({
  * 10,000 rows of each. Every statement here is driven by such a set or an `unnest` of keys, not
  * by `jsonb_to_recordset` or `= ANY(…)`: in a plan made for any parameters PostgreSQL takes an
  * `unnest` for 10 rows and looks each up by its index, where it took a recordset for 100 and an
- * `= ANY` for thousands and scanned whole tables (jobs, groups, items) for a handful of rows,
- * at a cost growing with the tables.
+ * `= ANY` for a share of the table, and scanned jobs, groups and items whole for a handful of
+ * rows (docs/decisions.md, "Statements keyed by an unnest of their keys").
  */
 const NEW_ITEMS = new ColumnSet<Pick<ChangeRow, 'group_id' | 'individual_id' | 'benefit_id' | 'position' | 'configuration' | 'status' | 'code' | 'message' | 'cancels'>>({
   group_id: 'uuid',
