@@ -158,8 +158,8 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
     await runner.connect();
     try {
       for (const { table, action } of due) {
-        // At autovacuum's pace, not a manual VACUUM's full speed: vacuuming the queue tables
-        // after a burst at full speed took the CPU the service's own statements wait for.
+        // At autovacuum's pace, as autovacuum would: the service's own statements share the
+        // server with it, and a manual VACUUM runs at full speed.
         const { delayMs, costLimit } = paceOf.get(table)!;
         await runner.query(`SET vacuum_cost_delay = ${Math.max(0, Math.min(100, delayMs))}`);
         await runner.query(`SET vacuum_cost_limit = ${Math.max(1, Math.min(10_000, Math.round(costLimit)))}`);
@@ -168,12 +168,12 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
         await runner.query(action === 'vacuum' ? `VACUUM (ANALYZE, SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`);
         this.metrics.tableUpkeep.inc({ table, action });
       }
-      await runner.query(`RESET vacuum_cost_delay`);
-      await runner.query(`RESET vacuum_cost_limit`);
     } finally {
+      // The connection goes back to the pool as it came.
+      await runner.query(`RESET vacuum_cost_delay; RESET vacuum_cost_limit`).catch(() => undefined);
       await runner.release();
     }
-    if (due.length > 0) this.logger.debug(`table upkeep: ${due.map((d) => `${d.action} ${d.table}`).join(', ')}`);
+    this.logger.debug(`table upkeep: ${due.map((d) => `${d.action} ${d.table}`).join(', ')}`);
     return due;
   }
 
