@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
 import { affectedCount, returnedRows } from '../../infrastructure/database/query-result';
 import { ColumnSet } from '../../infrastructure/database/column-set';
+import { insertNewJobs } from '../../infrastructure/database/new-jobs';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 
 /** A `jobs` row as the database answers it (JOB_COLUMNS). */
@@ -23,22 +24,6 @@ export interface JobRow {
 }
 
 export const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at`;
-
-/**
- * Sets of jobs written in one statement, as columns (column-set.ts): PostgreSQL plans them for
- * few rows and finds each by its key, where a recordset read as 100 rows scanned the table.
- */
-const NEW_JOBS = new ColumnSet<{
-  n: number;
-  id: string;
-  connection_id: string;
-  entity_id: string | null;
-  kind: string;
-  type: string;
-  params: Record<string, unknown> | null;
-  created_at: Date;
-  scheduled_at: Date;
-}>({ n: 'int', id: 'uuid', connection_id: 'uuid', entity_id: 'uuid', kind: 'text', type: 'text', params: 'jsonb', created_at: 'timestamptz', scheduled_at: 'timestamptz' });
 
 const FINAL_STATUSES = new ColumnSet<{ id: string; status: string; result: Record<string, unknown> | null }>({ id: 'uuid', status: 'text', result: 'jsonb' });
 
@@ -119,13 +104,8 @@ export class JobsRepository {
   async insertMany(jobs: readonly NewJob[], manager: EntityManager): Promise<void> {
     if (jobs.length === 0) return;
     await manager.query(
-      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
-       SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.scheduled_at
-       FROM ${NEW_JOBS.from(1)}
-       ORDER BY u.n`,
-      NEW_JOBS.values(
-        jobs.map((j, n) => ({
-          n,
+      ...insertNewJobs(
+        jobs.map((j) => ({
           id: j.id,
           connection_id: j.connectionId,
           entity_id: j.entityId ?? null,

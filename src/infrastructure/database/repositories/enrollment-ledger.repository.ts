@@ -24,6 +24,7 @@ import { DomainEventBus } from '../../../domain/events/domain-event-bus';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { BenefitEventsWriter, NewBenefitEvent } from '../../messaging/outbox/benefit-events.writer';
 import { ColumnSet } from '../column-set';
+import { insertNewJobs } from '../new-jobs';
 import { advisoryLocksFor } from './enrollment-locks';
 import { UnitOfWork } from '../unit-of-work';
 
@@ -126,18 +127,6 @@ const GROUPS = new ColumnSet<ReturnType<typeof groupRecord>>({
   succeeded: 'int',
   failed: 'int',
   superseded: 'int',
-});
-
-/** New request jobs, `n` their opening order (a job's seq, its request order, is taken as it is inserted). */
-const NEW_JOBS = new ColumnSet<{ n: number; id: string; connection_id: string; entity_id: string; kind: string; type: string; params: unknown; created_at: Date }>({
-  n: 'int',
-  id: 'uuid',
-  connection_id: 'uuid',
-  entity_id: 'uuid',
-  kind: 'text',
-  type: 'text',
-  params: 'jsonb',
-  created_at: 'timestamptz',
 });
 
 const groupRecord = (g: EnrollmentGroup) => ({
@@ -465,14 +454,9 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       };
     };
     await this.db.query(
-      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
-       SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.created_at
-       FROM ${NEW_JOBS.from(1)}
-       ORDER BY u.n`,
       // In opening order: a job's seq (its request order) is taken as it is inserted.
-      NEW_JOBS.values(
-        newJobs.map((j, n) => ({
-          n,
+      ...insertNewJobs(
+        newJobs.map((j) => ({
           id: j.job.id,
           connection_id: j.job.connectionId,
           entity_id: j.job.entityId,
@@ -480,6 +464,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
           type: `benefit_${j.job.operation}`,
           params: paramsOf(j.job, j.groups),
           created_at: j.createdAt,
+          scheduled_at: j.createdAt,
         })),
       ),
     );
