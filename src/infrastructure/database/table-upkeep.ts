@@ -169,7 +169,8 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
         this.metrics.tableUpkeep.inc({ table, action });
       }
     } finally {
-      // The connection goes back to the pool as it came.
+      // The connection goes back to the pool as it came. Two statements in one text: a query
+      // without parameters goes by the simple protocol, which takes several.
       await runner.query(`RESET vacuum_cost_delay; RESET vacuum_cost_limit`).catch(() => undefined);
       await runner.release();
     }

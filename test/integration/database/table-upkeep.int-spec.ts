@@ -109,6 +109,48 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     expect((await statsOf('upkeep_off')).vacuums).toBe(0);
   });
 
+  it("runs each VACUUM at the table's own pace, in the session that has it, and hands the connection back as it came", async () => {
+    const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on' }), metrics);
+    await dataSource.query(`CREATE TABLE upkeep_paced (n int) WITH (autovacuum_vacuum_cost_delay = 7, autovacuum_vacuum_cost_limit = 333)`);
+    await dataSource.query(`INSERT INTO upkeep_paced SELECT generate_series(1, 2000)`);
+    await dataSource.query(`DELETE FROM upkeep_paced`);
+    const [{ pace: serverPace }] = await dataSource.query(
+      `SELECT current_setting('vacuum_cost_delay') || ' ' || current_setting('vacuum_cost_limit') AS pace`,
+    );
+    expect(serverPace).not.toBe('7ms 333');
+    // Each statement of the round's own connection is seen; before its VACUUM, that session is asked for its pace.
+    const paceAtVacuum: string[] = [];
+    const connections: { query(sql: string): Promise<{ rows: Record<string, string>[] }> }[] = [];
+    const createQueryRunner = dataSource.createQueryRunner.bind(dataSource);
+    const spy = jest.spyOn(dataSource, 'createQueryRunner').mockImplementation((...args) => {
+      const runner = createQueryRunner(...args);
+      const query = runner.query.bind(runner);
+      runner.query = (async (sql: string, ...rest: unknown[]) => {
+        if (sql.includes('VACUUM') && sql.includes('upkeep_paced')) {
+          const [{ delay }] = await query(`SELECT current_setting('vacuum_cost_delay') AS delay`);
+          const [{ limit }] = await query(`SELECT current_setting('vacuum_cost_limit') AS limit`);
+          paceAtVacuum.push(`${delay} ${limit}`);
+          connections.push(await runner.connect());
+        }
+        return query(sql, ...(rest as []));
+      }) as typeof runner.query;
+      return runner;
+    });
+    try {
+      expect(await roundsUntil(upkeep, 'upkeep_paced')).toBe('vacuum');
+    } finally {
+      spy.mockRestore();
+    }
+
+    expect(paceAtVacuum).toEqual(['7ms 333']);
+    // The pool's connection, idle again, has the server's settings, not the round's.
+    const paceOf = async (connection: (typeof connections)[number]) => {
+      const { rows } = await connection.query(`SELECT current_setting('vacuum_cost_delay') || ' ' || current_setting('vacuum_cost_limit') AS pace`);
+      return rows[0].pace;
+    };
+    expect(await paceOf(connections[0])).toBe(serverPace);
+  });
+
   it('runs in `auto` mode exactly when the server has autovacuum off; never when off, embedded, or without workers', async () => {
     const [{ autovacuum }] = await dataSource.query(`SELECT current_setting('autovacuum') AS autovacuum`);
     const runs = async (config: AppConfig): Promise<boolean> => {
