@@ -127,7 +127,7 @@ async function configureHttp(app: NestFastifyApplication): Promise<void> {
     done();
   });
   // After the security headers: an answer from memory carries them too.
-  app.get(ReadCache).install(fastify);
+  app.get(ReadCache).install(fastify, headers);
   setupApiDocs(app, version);
 }
 

@@ -8,6 +8,8 @@ export interface CachedAnswer {
   etag: string;
   /** The product the read requires: a token must still hold it to be given the answer. */
   product: Product;
+  /** The route it was answered by, as the HTTP metrics name it. */
+  route: string;
 }
 
 /**
