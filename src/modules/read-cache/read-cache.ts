@@ -125,7 +125,7 @@ export class ReadCache {
       reply.header('etag', etag).header('cache-control', CACHE_CONTROL);
       if (!(request as ReadRequest)[NOT_KEPT] && !this.generations.changedSince(read.seen)) {
         const route = request.routeOptions.url ?? 'unmatched';
-        this.answers.set(keyOf(request, read.entityId, read.seen.generation!), { body: payload, etag, product: read.product, route });
+        this.answers.set(keyOf(request, read.entityId, read.seen.generation!), { body: Buffer.from(payload), etag, product: read.product, route });
       }
       this.metrics.readCacheRequests.inc({ outcome: 'miss' });
       if (ifNoneMatchHolds(request.headers['if-none-match'], etag)) {
@@ -162,7 +162,7 @@ export class ReadCache {
       response.writeHead(304, headers).end();
     } else {
       headers['content-type'] = JSON_CONTENT_TYPE;
-      headers['content-length'] = Buffer.byteLength(answer.body);
+      headers['content-length'] = answer.body.length;
       response.writeHead(200, headers).end(answer.body);
     }
     const elapsedMs = performance.now() - started;

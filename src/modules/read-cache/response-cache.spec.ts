@@ -26,7 +26,7 @@ describe('etagOf / ifNoneMatchHolds', () => {
 });
 
 describe('ResponseCache', () => {
-  const answer = (bytes: number) => ({ body: 'x'.repeat(bytes), etag: '"t"', product: 'company' as const, route: '/employer/company' });
+  const answer = (bytes: number) => ({ body: Buffer.alloc(bytes, 'x'), etag: '"t"', product: 'company' as const, route: '/employer/company' });
 
   it('keeps answers up to its size in bytes, dropping the least recently used first', () => {
     const cache = new ResponseCache(10_000);

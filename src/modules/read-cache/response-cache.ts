@@ -4,7 +4,8 @@ import { Product } from '../../domain/providers/provider';
 
 /** A synced read's answer as sent, and what a request needs to be given it. */
 export interface CachedAnswer {
-  body: string;
+  /** The answer's bytes (UTF-8): sent as they are, with nothing to encode or measure. */
+  body: Buffer;
   etag: string;
   /** The product the read requires: a token must still hold it to be given the answer. */
   product: Product;
@@ -23,7 +24,7 @@ export class ResponseCache {
   constructor(maxBytes: number) {
     this.answers =
       maxBytes > 0
-        ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (answer, key) => Buffer.byteLength(answer.body) + key.length * 2 + 200 })
+        ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + 200 })
         : undefined;
   }
 
