@@ -182,6 +182,33 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     expect((await atProvider(e)).body.employee_deduction).toEqual({ type: 'percent', amount: 400 });
   });
 
+  it('a group waiting for its benefit’s creation at the provider sleeps, and is woken by the creation’s end', async () => {
+    const c = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 5 }, basic(app)));
+    const token = c.body.access_token;
+    const person = (await service.request('/employer/directory', { headers: bearer(token) })).body.individuals[0].id as string;
+    const worker = service.app.get(JobWorker);
+    await worker.stop();
+    const b = await service.request('/employer/benefits', json({ type: '401k', description: `401(k) ${randomUUID()}` }, bearer(token)));
+    // The creation's run is held by a worker that died with it, for 3 s.
+    await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '3 seconds', attempts = 1 WHERE id = $1`, [b.body.job_id]);
+    const enrolled = await service.request(
+      `/employer/benefits/${b.body.benefit_id}/individuals`,
+      json([{ individual_id: person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount: 250 } } }], bearer(token)),
+    );
+    expect(enrolled.status).toBe(200);
+    const [group] = await db().query(`SELECT id FROM jobs WHERE type = 'benefit_enrollment_group' AND status = 'pending'`);
+    worker.start();
+    // Asleep, not leased again at every poll while the creation runs (the clock stands still).
+    await expectEventually(async () => {
+      const [job] = await db().query(`SELECT status, scheduled_at FROM jobs WHERE id = $1`, [group.id]);
+      expect(job.status).toBe('pending');
+      expect(new Date(job.scheduled_at).getTime()).toBeGreaterThanOrEqual(clock.now().getTime() + 5_000);
+    });
+    // Its wait outlasts this test under the standing clock: it runs only because the creation's end wakes it.
+    await expectEventually(async () => expect((await db().query(`SELECT status FROM jobs WHERE id = $1`, [group.id]))[0].status).toBe('complete'), { timeoutMs: 20_000 });
+    expect((await atProvider({ token, benefitId: b.body.benefit_id, person })).body.employee_deduction).toEqual({ type: 'percent', amount: 250 });
+  });
+
   it('a change then a termination: the individual ends unenrolled at the service and the provider', async () => {
     const e = await employerWithPlan();
     const change = event('ContributionChanged', e, { individual_id: e.person, benefit_id: e.benefitId, configuration: { employee_deduction: { type: 'percent', amount: 300 } } }, '2026-07-01T10:00:00Z');

@@ -37,6 +37,11 @@ export interface EnrollmentLedgerRepository {
   individualsOf(benefitId: string, individualIds?: readonly string[]): Promise<IndividualEnrollment[]>;
   /** Each individual's enrollments in their entity's benefits, by `entity/individual` then benefit id: for terminations. */
   enrollmentsOfIndividuals(individuals: readonly { entityId: string; individualId: string }[]): Promise<Map<string, Map<string, IndividualEnrollment>>>;
+  /**
+   * Groups whose date has come, put back to wait for these benefits' creation at the provider:
+   * due now that it is done, in the ambient transaction (the one that ends the creation job).
+   */
+  wakeGroupsWaitingForBenefits(benefitIds: readonly string[]): Promise<void>;
 }
 
 export const ENROLLMENT_LEDGER_REPOSITORY = Symbol('EnrollmentLedgerRepository');

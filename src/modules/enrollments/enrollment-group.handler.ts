@@ -27,6 +27,12 @@ const WAIT_FOR_OPS_MS = 5 * 60_000;
  * checked and put back at every poll until it ended.
  */
 const WAIT_FOR_EARLIER_GROUP_MS = 10_000;
+/**
+ * How long a group waiting for its benefit's creation at the provider sleeps before looking
+ * again. The creation's commit wakes it (BenefitCreateHandler); this is a net for a creation
+ * that ends otherwise (failed for good: the group then ends with a 404 per individual).
+ */
+const WAIT_FOR_BENEFIT_MS = 10_000;
 
 /** Due groups leased and worked together: one provider call per benefit for all of them. */
 export const GROUP_BATCH_SIZE = 500;
@@ -119,8 +125,8 @@ export class EnrollmentGroupHandler implements JobHandler {
           record(job, groupId, allOf(work.changes, 401, 'The connection needs reauthentication'));
         } else {
           const creation = creationStateOf(creations.get(work.group.benefitId));
-          // The provider does not know the benefit until its creation job is done: wait for it, spending no run.
-          if (creation === 'creating') outcome.deferred.set(job.id, new JobDeferral(`Waits for benefit ${work.group.benefitId} to be created at the provider`));
+          // The provider does not know the benefit until its creation job is done: asleep until it wakes the group.
+          if (creation === 'creating') outcome.deferred.set(job.id, new JobDeferral(`Waits for benefit ${work.group.benefitId} to be created at the provider`, WAIT_FOR_BENEFIT_MS));
           else if (creation === 'failed') record(job, groupId, allOf(work.changes, 404, `Benefit ${work.group.benefitId} could not be created at the provider`));
           else ready.push({ job, work, connection });
         }

@@ -572,6 +572,21 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     );
   }
 
+  async wakeGroupsWaitingForBenefits(benefitIds: readonly string[]): Promise<void> {
+    if (benefitIds.length === 0) return;
+    const now = this.clock.now();
+    await this.db.query(
+      // As wakeWaiting: a job being worked is marked, so a run that decided to wait puts it back due at once.
+      `UPDATE jobs j SET scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
+       FROM unnest($1::uuid[]) AS k(benefit_id)
+       JOIN enrollment_groups g ON g.benefit_id = k.benefit_id
+       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
+         AND j.params->>'group_id' = g.id::text
+         AND g.state = 'waiting' AND g.effective_date <= $3::date`,
+      [benefitIds, now, now.toISOString().slice(0, 10)],
+    );
+  }
+
   /** Rows the ledgers made: none was stored (the individuals are locked, so none can appear meanwhile). */
   private async insertIndividuals(rows: readonly { benefitId: string; individual: IndividualEnrollment }[], now: Date): Promise<void> {
     if (rows.length === 0) return;

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BenefitCreateParams } from '../../../domain/benefits/benefit-job-params';
+import { ENROLLMENT_LEDGER_REPOSITORY, EnrollmentLedgerRepository } from '../../../domain/enrollments/enrollment-ledger.repository';
 import { Job, RetryPolicy } from '../../../domain/jobs/job';
 import { PROVIDER_PORT, ProviderPort } from '../../../domain/providers/provider-port';
 import { ConnectionsRepository } from '../../../infrastructure/database/repositories/connections.repository';
@@ -10,7 +11,8 @@ import { benefitJobTarget } from './benefit-job-target';
 /**
  * `benefit_create` on an Automated provider: creates the deduction at the provider under the
  * service's benefit_id. The provider's create is idempotent on that id, so a run retried after
- * a crash or a provider failure never creates it twice.
+ * a crash or a provider failure never creates it twice. Enrollment groups put back to wait for
+ * the creation are woken as it commits.
  */
 @Injectable()
 export class BenefitCreateHandler implements JobHandler {
@@ -20,6 +22,7 @@ export class BenefitCreateHandler implements JobHandler {
     private readonly connections: ConnectionsRepository,
     private readonly retries: ProviderRetryPolicies,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
+    @Inject(ENROLLMENT_LEDGER_REPOSITORY) private readonly ledgers: EnrollmentLedgerRepository,
   ) {}
 
   retryPolicy(job: Job): Promise<RetryPolicy> {
@@ -37,6 +40,10 @@ export class BenefitCreateHandler implements JobHandler {
       frequency: params.frequency,
       company_contribution: params.company_contribution,
     });
-    return { status: 'complete', result: { benefit_id: created.benefit_id } };
+    return {
+      status: 'complete',
+      result: { benefit_id: created.benefit_id },
+      commit: () => this.ledgers.wakeGroupsWaitingForBenefits([params.benefit_id]),
+    };
   }
 }
