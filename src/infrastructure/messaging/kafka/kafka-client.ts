@@ -115,7 +115,9 @@ export class KafkaClient {
     const missing = wanted.filter((t) => !existing.has(t));
     if (missing.length > 0) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // Waited for below: kafkajs's own wait asks one broker, and gives up at once when that
+        // broker does not know the new topic yet ("This server does not host this topic-partition").
+        waitForLeaders: false,
         topics: missing.map((topic) => ({
           topic,
           numPartitions: this.settings.topicPartitions,
@@ -126,6 +128,12 @@ export class KafkaClient {
       this.logger.log(
         `created topics ${missing.join(', ')} (replication factor ${replication.replicationFactor}, min.insync.replicas ${replication.minInSyncReplicas})`,
       );
+      await whileUnknown(async () => {
+        const { topics } = await admin.fetchTopicMetadata({ topics: missing });
+        if (topics.some((t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0))) {
+          throw Object.assign(new Error(`topics ${missing.join(', ')} have partitions without a leader yet`), { type: 'LEADER_NOT_AVAILABLE' });
+        }
+      });
     }
     const metadata = await whileUnknown(() => admin.fetchTopicMetadata({ topics: wanted }));
     for (const topic of metadata.topics) {
@@ -194,8 +202,8 @@ const PARTITIONS_MAX_AGE_MS = 60_000;
 const PRODUCER_METADATA_MAX_AGE_MS = 10_000;
 
 /**
- * `read` again while the broker asked does not know the topics yet: `createTopics` waits for
- * leaders on one broker only, and the others learn of new topics a moment later.
+ * `read` again while the broker asked does not know the topics yet, or they have no leader yet:
+ * a new topic reaches the brokers' metadata one by one, a moment after it is created.
  */
 async function whileUnknown<T>(read: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
