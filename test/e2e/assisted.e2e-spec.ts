@@ -259,6 +259,36 @@ describeWithPostgres('Assisted providers', () => {
       expect(await typesAbout('job_id', created.body.job_id)).toEqual(['OpsTaskOpened.v1', 'BenefitCreated.v1', 'OpsTaskFailed.v1']);
     });
 
+    it('an enrollment ops complete before its benefit sleeps, and is applied once the benefit is set up', async () => {
+      const created = await api('/employer/benefits', { type: '401k', description: `Early ${randomUUID().slice(0, 8)}`, frequency: 'every_paycheck' });
+      const connection = (await service.app.get(ConnectionsRepository).find(employer.connectionId))!;
+      const ref = employerRefOf(connection, connection.entities[0]);
+      const directory = await service.app.get<ProviderPort>(PROVIDER_PORT).directory(ref, { limit: 100, offset: 0 });
+      const [person] = (await service.app.get(SandboxEmployerStore).employments(ref, directory.items.map((p) => p.id))).filter(
+        (e) => e.employment.type === 'employee' && e.end_date === null && e.is_active,
+      );
+      const enrolled = await api(`/employer/benefits/${created.body.benefit_id}/individuals`, [
+        { individual_id: person.id, configuration: { employee_deduction: { type: 'percent', amount: 300 } } },
+      ]);
+      expect(enrolled.status).toBe(200);
+      const enrollmentTask = await taskOfJob(enrolled.body.job_id);
+      const benefitTask = await taskOfJob(created.body.job_id);
+      expect((await ops(`/ops/api/tasks/${enrollmentTask.task_id}/complete`, {})).status).toBe(200);
+      const db = service.app.get(DataSource);
+      const applyJob = async (): Promise<{ status: string; scheduled_at: Date }> =>
+        (await db.query(`SELECT status, scheduled_at FROM jobs WHERE type = 'assisted_apply' AND params->>'task_id' = $1`, [enrollmentTask.task_id]))[0];
+      // Asleep while the benefit's task is open, not leased again at every poll (the clock stands still).
+      await expectEventually(async () => {
+        const job = await applyJob();
+        expect(job.status).toBe('pending');
+        expect(new Date(job.scheduled_at).getTime()).toBeGreaterThanOrEqual(clock.now().getTime() + 5_000);
+      });
+      expect((await ops(`/ops/api/tasks/${benefitTask.task_id}/complete`, {})).status).toBe(200);
+      // Its wait outlasts the test under the standing clock: the setup's end wakes it.
+      await expectEventually(async () => expect((await applyJob()).status).toBe('complete'), { timeoutMs: 15_000 });
+      expect(await settled(enrolled.body.job_id)).toMatchObject({ status: 'complete', body: [expect.objectContaining({ error: null })] });
+    });
+
     it('fail on enrollment work: the enrollment job is reported failed for everyone it asked for', async () => {
       const created = await api('/employer/benefits', { type: '401k', description: `Closed ${randomUUID().slice(0, 8)}`, frequency: 'every_paycheck' });
       await ops(`/ops/api/tasks/${(await taskOfJob(created.body.job_id)).task_id}/complete`, {});

@@ -38,8 +38,9 @@ export interface EnrollmentLedgerRepository {
   /** Each individual's enrollments in their entity's benefits, by `entity/individual` then benefit id: for terminations. */
   enrollmentsOfIndividuals(individuals: readonly { entityId: string; individualId: string }[]): Promise<Map<string, Map<string, IndividualEnrollment>>>;
   /**
-   * Groups whose date has come, put back to wait for these benefits' creation at the provider:
-   * due now that it is done, in the ambient transaction (the one that ends the creation job).
+   * Work put back to wait for these benefits' creation at the provider (a group whose date has
+   * come, or an Assisted group's completed task to apply): due now that the creation has ended,
+   * in the ambient transaction (the one that ends it).
    */
   wakeGroupsWaitingForBenefits(benefitIds: readonly string[]): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import { ManualJobBody } from '../../domain/assisted/manual-job';
 import { OpsTask } from '../../domain/assisted/ops-task';
 import { BenefitCreateParams, BenefitUpdateParams } from '../../domain/benefits/benefit-job-params';
+import { ENROLLMENT_LEDGER_REPOSITORY, EnrollmentLedgerRepository } from '../../domain/enrollments/enrollment-ledger.repository';
 import { creationStateOf } from '../../domain/benefits/benefit-visibility';
 import { IndividualResult } from '../../domain/enrollments/enrollment-change';
 import { Job, RetryPolicy } from '../../domain/jobs/job';
@@ -23,6 +24,9 @@ import { OpsTasksRepository } from './ops-tasks.repository';
 
 /** Internal job type: applies a completed ops task's change to the payroll system. */
 export const ASSISTED_APPLY = 'assisted_apply';
+
+/** How long an applied task waiting for its benefit's setup sleeps before looking again; the setup's end wakes it sooner. */
+const WAIT_FOR_BENEFIT_SETUP_MS = 10_000;
 
 /** How applying a task came out, before it is recorded. */
 interface Applied {
@@ -63,6 +67,7 @@ export class AssistedApplyHandler implements JobHandler {
     private readonly retries: ProviderRetryPolicies,
     @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(ENROLLMENT_LEDGER_REPOSITORY) private readonly ledgers: EnrollmentLedgerRepository,
   ) {}
 
   retryPolicy(job: Job): Promise<RetryPolicy> {
@@ -101,7 +106,8 @@ export class AssistedApplyHandler implements JobHandler {
     if (!order.ready) throw new JobDeferral(`Waits for group ${order.waitsFor.groupId} of job ${order.waitsFor.jobId}, an earlier request for the same individuals`);
     // Ops may complete an enrollment before the benefit's own task: the change waits for the benefit.
     const creation = creationStateOf(await this.benefits.creationStatusOf(work.group.benefitId));
-    if (creation === 'creating') throw new JobDeferral(`Waits for benefit ${work.group.benefitId} to be set up at the provider`);
+    // Asleep until the benefit's setup ends and wakes it (benefitWorkOutcome); the delay is a net.
+    if (creation === 'creating') throw new JobDeferral(`Waits for benefit ${work.group.benefitId} to be set up at the provider`, WAIT_FOR_BENEFIT_SETUP_MS);
 
     const ref = await this.refOf(task);
     let results: IndividualResult[];
@@ -145,6 +151,8 @@ export class AssistedApplyHandler implements JobHandler {
         if (!(await this.manualJobs.finish(task.jobId, applied.status, body, this.clock.now(), manager))) return;
         await applied.record?.(manager);
         await this.recordCompleted(manager, task, applied.status, applied.error);
+        // The benefit's setup has ended, done or not: work asleep waiting for it looks again now.
+        if (task.type !== 'benefit_update') await this.ledgers.wakeGroupsWaitingForBenefits([String(task.payload.benefit_id)]);
       },
     };
   }

@@ -580,9 +580,12 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       `UPDATE jobs j SET scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
        FROM unnest($1::uuid[]) AS k(benefit_id)
        JOIN enrollment_groups g ON g.benefit_id = k.benefit_id
-       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
-         AND j.params->>'group_id' = g.id::text
-         AND g.state = 'waiting' AND g.effective_date <= $3::date`,
+       WHERE ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
+         AND (
+           -- The group's own work job, once its date has come.
+           (j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = g.id::text AND g.state = 'waiting' AND g.effective_date <= $3::date)
+           -- On an Assisted provider, the job applying the group's completed ops task (AssistedApplyHandler).
+           OR (j.type = 'assisted_apply' AND j.params->>'task_id' IN (SELECT t.id::text FROM ops_tasks t WHERE t.group_id = g.id)))`,
       [benefitIds, now, now.toISOString().slice(0, 10)],
     );
   }
