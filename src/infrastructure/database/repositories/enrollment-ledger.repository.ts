@@ -129,6 +129,18 @@ const GROUPS = new ColumnSet<ReturnType<typeof groupRecord>>({
   superseded: 'int',
 });
 
+/**
+ * Waking a job put back to wait, `$2` being now: one asleep is due now; one being worked is
+ * marked, its due time moved to a millisecond before now or before what it was (so it differs
+ * from the time it was leased at), and a run that decided to wait before the wake committed then
+ * puts its job back due at once (JobsRepository.deferMany) instead of asleep with nothing left
+ * to wake it.
+ */
+const WAKE_JOB = {
+  set: `scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END`,
+  asleepOrWorked: `((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')`,
+};
+
 const groupRecord = (g: EnrollmentGroup) => ({
   id: g.id,
   job_id: g.jobId,
@@ -544,17 +556,14 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   /**
    * Groups of the same individuals whose date has come, that were put back to wait for these
    * (now processed) and are now first in line: due at once, instead of when their wait would
-   * have ended. One being worked now is marked too, its due time moved to a millisecond before
-   * now or before what it was (so it differs from the time it was leased at): a run that
-   * decided to wait before these committed then puts its job back due at once
-   * (JobsRepository.deferMany) instead of asleep with nothing left to wake it.
+   * have ended; one being worked now is marked (WAKE_JOB).
    */
   private async wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
     if (processedGroups.length === 0) return;
     await this.db.query(
-      `UPDATE jobs j SET scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
+      `UPDATE jobs j SET ${WAKE_JOB.set}
        FROM enrollment_groups g
-       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
+       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ${WAKE_JOB.asleepOrWorked}
          AND j.params->>'group_id' = g.id::text
          AND g.state = 'waiting' AND g.effective_date <= $3::date
          AND g.id IN (SELECT w.group_id FROM unnest($1::uuid[]) AS k(group_id)
@@ -576,11 +585,10 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (benefitIds.length === 0) return;
     const now = this.clock.now();
     await this.db.query(
-      // As wakeWaiting: a job being worked is marked, so a run that decided to wait puts it back due at once.
-      `UPDATE jobs j SET scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
+      `UPDATE jobs j SET ${WAKE_JOB.set}
        FROM unnest($1::uuid[]) AS k(benefit_id)
        JOIN enrollment_groups g ON g.benefit_id = k.benefit_id
-       WHERE ((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')
+       WHERE ${WAKE_JOB.asleepOrWorked}
          AND (
            -- The group's own work job, once its date has come.
            (j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = g.id::text AND g.state = 'waiting' AND g.effective_date <= $3::date)
