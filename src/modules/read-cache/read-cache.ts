@@ -61,9 +61,9 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * event, ahead of Fastify's handler), a repeated POST batch read once its body is parsed (a
  * Fastify `preHandler`), when everything it needs is in memory: its token (TokenLookup), its
  * entity's generation (GenerationLookup) and the answer; the token's status, product and
- * entities are checked and its rate limit taken as the guard does. Anything missing, or change notifications down, and
- * the request takes the ordinary path, whose answer is then kept (an `onSend` hook), unless a
- * change to the entity's generation was heard while it was read.
+ * entities are checked and its rate limit taken as the guard does. Anything missing, or change
+ * notifications down, and the request takes the ordinary path, whose answer is then kept (an
+ * `onSend` hook), unless a change to the entity's generation was heard while it was read.
  */
 @Injectable()
 export class ReadCache {
