@@ -1,4 +1,4 @@
-import { TableActivity, thresholdsOf, UpkeepThresholds, upkeepDue } from './table-upkeep';
+import { STATISTICS_ROWS, TableActivity, thresholdsOf, UpkeepThresholds, upkeepDue } from './table-upkeep';
 
 /** PostgreSQL's defaults. */
 const SERVER = {
@@ -65,6 +65,8 @@ describe('upkeepDue', () => {
     deadRows: 0,
     insertedSinceVacuum: 0,
     modifiedSinceAnalyze: 0,
+    analyzed: true,
+    statisticsRows: liveRows,
     thresholds,
   });
 
@@ -92,6 +94,34 @@ describe('upkeepDue', () => {
     expect(upkeepDue([{ ...quiet('sagas', 10_000), modifiedSinceAnalyze: 251 }])).toEqual([{ table: 'sagas', action: 'analyze' }]);
     // A table never analyzed, filled since: its statistics are taken at once.
     expect(upkeepDue([{ ...quiet('saga_jobs', 0), modifiedSinceAnalyze: 51 }])).toEqual([{ table: 'saga_jobs', action: 'analyze' }]);
+  });
+
+  it('gives a table without statistics its first ones once enough of its rows changed, in either scope', () => {
+    const unanalyzed = (modifiedSinceAnalyze: number): TableActivity => ({ ...quiet('saga_jobs', modifiedSinceAnalyze), modifiedSinceAnalyze, analyzed: false, statisticsRows: -1 });
+    expect(upkeepDue([unanalyzed(STATISTICS_ROWS - 1)], 'statistics')).toEqual([]);
+    expect(upkeepDue([unanalyzed(STATISTICS_ROWS)], 'statistics')).toEqual([{ table: 'saga_jobs', action: 'analyze' }]);
+    // Past its analyze threshold too (50 rows and 2 %): the same one analyze.
+    expect(upkeepDue([unanalyzed(STATISTICS_ROWS)], 'all')).toEqual([{ table: 'saga_jobs', action: 'analyze' }]);
+  });
+
+  it('analyzes a table again once as many rows changed as its statistics counted, and at least STATISTICS_ROWS', () => {
+    const grown = (statisticsRows: number, modifiedSinceAnalyze: number): TableActivity => ({
+      ...quiet('sagas', statisticsRows + modifiedSinceAnalyze),
+      statisticsRows,
+      modifiedSinceAnalyze,
+    });
+    expect(upkeepDue([grown(40_000, 39_999)], 'statistics')).toEqual([]);
+    expect(upkeepDue([grown(40_000, 40_000)], 'statistics')).toEqual([{ table: 'sagas', action: 'analyze' }]);
+    // Statistics of a table nearly empty: still STATISTICS_ROWS changes first.
+    expect(upkeepDue([grown(10, STATISTICS_ROWS - 1)], 'statistics')).toEqual([]);
+    expect(upkeepDue([grown(10, STATISTICS_ROWS)], 'statistics')).toEqual([{ table: 'sagas', action: 'analyze' }]);
+  });
+
+  it('leaves vacuums and the finer analyzes to autovacuum when only statistics are asked for', () => {
+    const busy: TableActivity = { ...quiet('jobs', 100_000), deadRows: 50_000, insertedSinceVacuum: 50_000, modifiedSinceAnalyze: 50_000 };
+    expect(upkeepDue([busy], 'all')).toEqual([{ table: 'jobs', action: 'vacuum' }]);
+    expect(upkeepDue([busy], 'statistics')).toEqual([]);
+    expect(upkeepDue([{ ...busy, analyzed: false, statisticsRows: -1 }], 'statistics')).toEqual([{ table: 'jobs', action: 'analyze' }]);
   });
 
   it('answers each table once, the vacuum (which analyzes too) over the analyze', () => {

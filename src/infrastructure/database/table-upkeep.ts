@@ -64,23 +64,45 @@ export interface TableActivity {
   deadRows: number;
   insertedSinceVacuum: number;
   modifiedSinceAnalyze: number;
+  /** Whether the table has statistics: analyzed at least once, by anyone. */
+  analyzed: boolean;
+  /** The rows its statistics counted (`pg_class.reltuples`; -1 before any). */
+  statisticsRows: number;
   thresholds: UpkeepThresholds;
 }
 
 export type UpkeepAction = 'vacuum' | 'analyze';
 
 /**
- * What each table needs now, as autovacuum would decide: `vacuum` (which analyzes too) once its
- * dead or newly inserted rows pass their thresholds, `analyze` once enough rows changed since
- * its statistics were taken.
+ * What a round looks after: `all` of autovacuum's work, or only the `statistics` of tables that
+ * grew past theirs (where autovacuum runs, it does the rest).
  */
-export function upkeepDue(tables: readonly TableActivity[]): { table: string; action: UpkeepAction }[] {
+export type UpkeepScope = 'all' | 'statistics';
+
+/**
+ * A table without statistics gets them once this many of its rows changed; one with statistics
+ * gets new ones once as many rows changed as they counted (its size doubled), and this many.
+ */
+export const STATISTICS_ROWS = 1_000;
+
+/** How often the tables are looked at for statistics outgrown. */
+const STATISTICS_POLL_MS = 1_000;
+
+/**
+ * What each table needs now. For `all`, as autovacuum would decide: `vacuum` (which analyzes
+ * too) once its dead or newly inserted rows pass their thresholds, `analyze` once enough rows
+ * changed since its statistics were taken. For both scopes, `analyze` for a table whose
+ * statistics it outgrew (`STATISTICS_ROWS`).
+ */
+export function upkeepDue(tables: readonly TableActivity[], scope: UpkeepScope = 'all'): { table: string; action: UpkeepAction }[] {
   const due: { table: string; action: UpkeepAction }[] = [];
   const over = (count: number, live: number, limit: Threshold | null) => limit !== null && count > limit.rows + limit.share * live;
   for (const t of tables) {
-    if (over(t.deadRows, t.liveRows, t.thresholds.vacuum) || over(t.insertedSinceVacuum, t.liveRows, t.thresholds.vacuumInserts)) {
+    if (scope === 'all' && (over(t.deadRows, t.liveRows, t.thresholds.vacuum) || over(t.insertedSinceVacuum, t.liveRows, t.thresholds.vacuumInserts))) {
       due.push({ table: t.table, action: 'vacuum' });
-    } else if (over(t.modifiedSinceAnalyze, t.liveRows, t.thresholds.analyze)) {
+    } else if (scope === 'all' && over(t.modifiedSinceAnalyze, t.liveRows, t.thresholds.analyze)) {
+      due.push({ table: t.table, action: 'analyze' });
+    } else if (t.modifiedSinceAnalyze >= (t.analyzed ? Math.max(STATISTICS_ROWS, t.statisticsRows) : STATISTICS_ROWS)) {
       due.push({ table: t.table, action: 'analyze' });
     }
   }
@@ -97,12 +119,23 @@ export function upkeepDue(tables: readonly TableActivity[]): { table: string; ac
  * partial indexes the workers read. It works at autovacuum's pace too (its cost-based delay),
  * not at a manual VACUUM's full speed. Each instance may run it: `SKIP_LOCKED` passes over a
  * table another instance is vacuuming, and a table done is below its thresholds for the next one.
+ *
+ * Where autovacuum runs, the service still analyzes a table within a second of its outgrowing
+ * its statistics (`STATISTICS_ROWS`: about each doubling of its size). Autovacuum looks once a
+ * minute (`autovacuum_naptime`), and on a new database a first load runs that minute on plans
+ * made for tables nearly empty: sequential scans whose cost grows with every event applied. A
+ * growing table is analyzed about log2(rows) times so; each ANALYZE also makes the sessions'
+ * prepared statements plan again.
  */
 @Injectable()
 export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(TableUpkeep.name);
   private readonly signal = new WakeSignal();
   private loop: PollingLoop | undefined;
+  /** What this instance looks after; undefined: nothing. */
+  private scope: UpkeepScope | undefined;
+  /** When the last round of `all` began (ms since the epoch). */
+  private lastFullRound = 0;
   /** The server's autovacuum settings, read at the first round. */
   private server: Record<string, string> | undefined;
 
@@ -113,14 +146,19 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!(await this.shouldRun())) return;
+    this.scope = await this.scopeToRun();
+    if (!this.scope) return;
+    const interval = this.config.DATABASE_TABLE_UPKEEP_INTERVAL_MS;
     this.loop = new PollingLoop({
       name: 'table upkeep round',
-      pollMs: this.config.DATABASE_TABLE_UPKEEP_INTERVAL_MS,
+      pollMs: Math.min(STATISTICS_POLL_MS, interval),
       signal: this.signal,
       logger: this.logger,
       round: async () => {
-        await this.round();
+        // Autovacuum's work at its interval; between, only statistics outgrown.
+        const full = this.scope === 'all' && Date.now() - this.lastFullRound >= interval;
+        if (full) this.lastFullRound = Date.now();
+        await this.round(full ? 'all' : 'statistics');
         return 'wait';
       },
     });
@@ -135,22 +173,35 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
     return this.loop?.running ?? false;
   }
 
-  /** Looks at the tables once and vacuums or analyzes those due; answers what it did. */
-  async round(): Promise<{ table: string; action: UpkeepAction }[]> {
+  /** What this instance looks after once started; undefined: nothing. */
+  get runs(): UpkeepScope | undefined {
+    return this.loop ? this.scope : undefined;
+  }
+
+  /** Looks at the tables once and vacuums or analyzes those due (in `scope`); answers what it did. */
+  async round(scope: UpkeepScope = 'all'): Promise<{ table: string; action: UpkeepAction }[]> {
     this.server ??= await this.serverSettings();
-    const rows: { table: string; live: string; dead: string; inserted: string; modified: string; options: string[] | null }[] = await this.dataSource.query(
+    const rows: { table: string; live: string; dead: string; inserted: string; modified: string; analyzed: boolean; counted: string; options: string[] | null }[] = await this.dataSource.query(
       `SELECT s.relname AS table, s.n_live_tup AS live, s.n_dead_tup AS dead, s.n_ins_since_vacuum AS inserted,
-              s.n_mod_since_analyze AS modified, c.reloptions AS options
+              s.n_mod_since_analyze AS modified, (s.last_analyze IS NOT NULL OR s.last_autoanalyze IS NOT NULL) AS analyzed,
+              c.reltuples AS counted, c.reloptions AS options
        FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
        WHERE s.schemaname = current_schema()`,
     );
     const tables = rows.flatMap((r) => {
       const thresholds = thresholdsOf(this.server!, r.options);
       if (!thresholds) return [];
-      const activity = { liveRows: Number(r.live), deadRows: Number(r.dead), insertedSinceVacuum: Number(r.inserted), modifiedSinceAnalyze: Number(r.modified) };
+      const activity = {
+        liveRows: Number(r.live),
+        deadRows: Number(r.dead),
+        insertedSinceVacuum: Number(r.inserted),
+        modifiedSinceAnalyze: Number(r.modified),
+        analyzed: r.analyzed,
+        statisticsRows: Number(r.counted),
+      };
       return [{ table: r.table, ...activity, thresholds }];
     });
-    const due = upkeepDue(tables);
+    const due = upkeepDue(tables, scope);
     if (due.length === 0) return due;
     const paceOf = new Map(tables.map((t) => [t.table, t.thresholds.pace]));
     // One connection of its own: the pace is a setting of the session that runs the VACUUM.
@@ -185,14 +236,14 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
     return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
   }
 
-  private async shouldRun(): Promise<boolean> {
+  private async scopeToRun(): Promise<UpkeepScope | undefined> {
     const mode = this.config.DATABASE_TABLE_UPKEEP;
-    if (mode === 'off' || this.config.embedded || !this.config.WORKERS_ENABLED) return false;
-    if (mode === 'on') return true;
+    if (mode === 'off' || this.config.embedded || !this.config.WORKERS_ENABLED) return undefined;
+    if (mode === 'on') return 'all';
     const [{ autovacuum }] = await this.dataSource.query(`SELECT current_setting('autovacuum') AS autovacuum`);
-    if (autovacuum === 'on') return false;
+    if (autovacuum === 'on') return 'statistics';
     this.logger.warn('PostgreSQL autovacuum is off: this instance vacuums and analyzes the tables itself, by autovacuum\'s thresholds (DATABASE_TABLE_UPKEEP)');
-    return true;
+    return 'all';
   }
 }
 

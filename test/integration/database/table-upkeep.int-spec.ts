@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig, loadConfig } from '../../../src/config/app-config';
-import { TableUpkeep } from '../../../src/infrastructure/database/table-upkeep';
+import { STATISTICS_ROWS, TableUpkeep } from '../../../src/infrastructure/database/table-upkeep';
 import { Metrics } from '../../../src/infrastructure/observability/metrics';
 import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
@@ -10,13 +10,15 @@ import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 
 interface TableStats {
   dead: number;
+  modified: number;
   vacuums: number;
   analyzes: number;
 }
 
 /**
- * The service's own upkeep of the tables, for servers whose autovacuum is off: on a real
- * database, rows inserted and deleted until a table passes its thresholds, then a round.
+ * The service's own upkeep of the tables, for servers whose autovacuum is off, and the first
+ * statistics of new tables for any server: on a real database, rows inserted and deleted until
+ * a table passes its thresholds, then a round.
  */
 describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
   let dataSource: DataSource;
@@ -27,10 +29,10 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     loadConfig({}, { DATABASE_URL: 'postgres://u@db/benefits', OPS_PASSWORD: 'correct horse battery', ...overrides });
   const statsOf = async (table: string): Promise<TableStats> => {
     const [row] = await dataSource.query(
-      `SELECT n_dead_tup AS dead, vacuum_count AS vacuums, analyze_count AS analyzes FROM pg_stat_user_tables WHERE relname = $1`,
+      `SELECT n_dead_tup AS dead, n_mod_since_analyze AS modified, vacuum_count AS vacuums, analyze_count AS analyzes FROM pg_stat_user_tables WHERE relname = $1`,
       [table],
     );
-    return { dead: Number(row.dead), vacuums: Number(row.vacuums), analyzes: Number(row.analyzes) };
+    return { dead: Number(row.dead), modified: Number(row.modified), vacuums: Number(row.vacuums), analyzes: Number(row.analyzes) };
   };
   const upkept = async (table: string, action: string): Promise<number> =>
     (await metrics.tableUpkeep.get()).values.find((v) => v.labels.table === table && v.labels.action === action)?.value ?? 0;
@@ -151,20 +153,49 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     expect(await paceOf(connections[0])).toBe(serverPace);
   });
 
-  it('runs in `auto` mode exactly when the server has autovacuum off; never when off, embedded, or without workers', async () => {
+  it('takes the statistics of a table that has none, and again once it doubled, leaving the rest to autovacuum', async () => {
+    const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'auto' }), metrics);
+    await dataSource.query(`CREATE TABLE upkeep_fresh (n int)`);
+    await dataSource.query(`CREATE TABLE upkeep_known (n int)`);
+    await dataSource.query(`INSERT INTO upkeep_known SELECT generate_series(1, 10000)`);
+    // Analyzed once its inserts reached the statistics: none is counted again after.
+    await expectEventually(async () => expect((await statsOf('upkeep_known')).modified).toBe(10_000), { timeoutMs: 20_000 });
+    await dataSource.query(`ANALYZE upkeep_known`);
+    // Past autovacuum's analyze threshold (50 rows and 10 %), short of the size it was analyzed at.
+    await dataSource.query(`INSERT INTO upkeep_known SELECT generate_series(1, 9000)`);
+    await dataSource.query(`INSERT INTO upkeep_fresh SELECT generate_series(1, ${STATISTICS_ROWS - 1})`);
+    // Both tables' changes have reached the statistics, and the fresh one is a row short.
+    await expectEventually(async () => expect((await statsOf('upkeep_known')).modified).toBeGreaterThanOrEqual(9000), { timeoutMs: 20_000 });
+    await expectEventually(async () => expect((await statsOf('upkeep_fresh')).modified).toBe(STATISTICS_ROWS - 1), { timeoutMs: 20_000 });
+    expect((await statsOf('upkeep_known')).modified).toBeLessThan(10_000);
+    expect(await upkeep.round('statistics')).toEqual([]);
+
+    await dataSource.query(`INSERT INTO upkeep_fresh VALUES (0)`);
+    await expectEventually(async () => expect(await upkeep.round('statistics')).toEqual([{ table: 'upkeep_fresh', action: 'analyze' }]), { timeoutMs: 20_000 });
+    expect(await statsOf('upkeep_fresh')).toMatchObject({ analyzes: 1, vacuums: 0 });
+    expect(await upkeep.round('statistics')).toEqual([]);
+
+    await dataSource.query(`INSERT INTO upkeep_known SELECT generate_series(1, 1000)`);
+    await expectEventually(async () => expect(await upkeep.round('statistics')).toEqual([{ table: 'upkeep_known', action: 'analyze' }]), { timeoutMs: 20_000 });
+    expect(await statsOf('upkeep_known')).toMatchObject({ analyzes: 2, vacuums: 0 });
+    expect(await upkept('upkeep_fresh', 'analyze')).toBe(1);
+    expect(await upkept('upkeep_known', 'analyze')).toBe(1);
+  });
+
+  it('runs all of the upkeep in `auto` mode when the server has autovacuum off, else the statistics outgrown; never when off, embedded, or without workers', async () => {
     const [{ autovacuum }] = await dataSource.query(`SELECT current_setting('autovacuum') AS autovacuum`);
-    const runs = async (config: AppConfig): Promise<boolean> => {
+    const runs = async (config: AppConfig): Promise<string | undefined> => {
       const upkeep = new TableUpkeep(dataSource, config, metrics);
       await upkeep.onApplicationBootstrap();
-      const running = upkeep.running;
+      const running = upkeep.running ? upkeep.runs : undefined;
       await upkeep.onApplicationShutdown();
       return running;
     };
 
-    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'auto' }))).toBe(autovacuum === 'off');
-    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'on' }))).toBe(true);
-    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'off' }))).toBe(false);
-    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'on', WORKERS_ENABLED: false }))).toBe(false);
-    expect(await runs(loadConfig({}, { DATABASE_TABLE_UPKEEP: 'on' }))).toBe(false);
+    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'auto' }))).toBe(autovacuum === 'off' ? 'all' : 'statistics');
+    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'on' }))).toBe('all');
+    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'off' }))).toBeUndefined();
+    expect(await runs(configWith({ DATABASE_TABLE_UPKEEP: 'on', WORKERS_ENABLED: false }))).toBeUndefined();
+    expect(await runs(loadConfig({}, { DATABASE_TABLE_UPKEEP: 'on' }))).toBeUndefined();
   });
 });
