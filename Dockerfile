@@ -24,4 +24,4 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--max-old-space-size=256", "dist/main.js"]
+CMD ["node", "--max-old-space-size=256", "--max-semi-space-size=32", "--heap-growing-percent=100", "dist/main.js"]

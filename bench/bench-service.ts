@@ -14,6 +14,14 @@ import { freePort, trackChild } from './service-child';
 
 const ROOT = resolve(__dirname, '..');
 
+/** The node flags `npm start` runs the service with (package.json), so a benchmark runs it as deployed. */
+export const START_NODE_ARGS: readonly string[] = (() => {
+  const start: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const args = /^node\s+(.*?)\s*dist\/main\.js$/.exec(start.trim());
+  if (!args) throw new Error(`package.json's start script is not "node <flags> dist/main.js": ${start}`);
+  return args[1].split(/\s+/).filter(Boolean);
+})();
+
 /** The application the service creates at start (APP_CLIENT_ID/APP_CLIENT_SECRET). */
 export const BENCH_APPLICATION = {
   clientId: '6f1d6a52-4b7e-4c39-9a3e-2f0c8d9b1e47',
@@ -212,12 +220,12 @@ export interface BenchService {
  * /health/ready answers 200. Settings are the production defaults except: no log output, no
  * provider latency, a per-token rate limit no benchmark reaches (the limiter still runs on
  * every request) and the bench application. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of
- * the service there when it stops; BENCH_SERVICE_NODE_ARGS adds node flags (e.g.
- * `--max-old-space-size=256`).
+ * the service there when it stops. Node runs it with `nodeArgs`, by default the flags `npm
+ * start` uses (START_NODE_ARGS); BENCH_SERVICE_NODE_ARGS adds more (e.g. `--trace-gc`).
  */
 export async function startBenchService(
   databaseUrl: string,
-  { env = {}, nodeArgs: extraNodeArgs = [] }: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+  { env = {}, nodeArgs: extraNodeArgs = START_NODE_ARGS }: { env?: Record<string, string>; nodeArgs?: readonly string[] } = {},
 ): Promise<BenchService> {
   const main = ensureBuild();
   const port = await freePort();

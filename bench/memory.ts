@@ -5,7 +5,8 @@
  * (a leak shows as a climb from the first tenths to the last), the highest overall, and the
  * RSS once the load has stopped and the process has idled; with V8's heap and garbage
  * collections from the service's /metrics. Twice: with node's default settings, and with the
- * old generation capped (HEAP_CAP). Writes bench/results/memory.json.
+ * flags `npm start` uses (START_NODE_ARGS: the old generation capped, the young one sized).
+ * Writes bench/results/memory.json.
  *
  *   npx ts-node --transpile-only bench/memory.ts [--quick]
  *
@@ -25,6 +26,7 @@ import {
   RssSampler,
   sleep,
   startBenchService,
+  START_NODE_ARGS,
   TargetCheck,
   urlOf,
   writeResult,
@@ -106,7 +108,7 @@ export interface MemoryResult {
 }
 
 /** The service with these node flags, a synced 100-person employer, the load, the samples. */
-async function measureRun(databaseUrl: string, nodeArgs: string[], loadSeconds: number, settleSeconds: number): Promise<MemoryRun> {
+async function measureRun(databaseUrl: string, nodeArgs: readonly string[], loadSeconds: number, settleSeconds: number): Promise<MemoryRun> {
   const connections = 10;
   const service = await startBenchService(databaseUrl, { nodeArgs });
   try {
@@ -144,7 +146,7 @@ async function measureRun(databaseUrl: string, nodeArgs: string[], loadSeconds: 
     }
     return {
       settings: nodeArgs.length === 0 ? 'default' : nodeArgs.join(' '),
-      node_args: nodeArgs,
+      node_args: [...nodeArgs],
       load: {
         connections,
         seconds: loadSeconds,
@@ -171,9 +173,6 @@ async function measureRun(databaseUrl: string, nodeArgs: string[], loadSeconds: 
   }
 }
 
-/** The node flag that bounds the old generation: the RSS a deployment can count on (see bench/README.md). */
-export const HEAP_CAP = '--max-old-space-size=256';
-
 export async function measureMemory(options: BenchOptions = benchOptions()): Promise<TargetCheck[]> {
   const loadSeconds = options.quick ? 10 : 60;
   const settleSeconds = options.quick ? 3 : 10;
@@ -181,7 +180,7 @@ export async function measureMemory(options: BenchOptions = benchOptions()): Pro
     const machine = await machineInfo(dataSource);
     console.log(`memory: ${describeMachine(machine)}`);
     const runs: MemoryRun[] = [];
-    for (const nodeArgs of [[], [HEAP_CAP]]) runs.push(await measureRun(urlOf(dataSource), nodeArgs, loadSeconds, settleSeconds));
+    for (const nodeArgs of [[], START_NODE_ARGS]) runs.push(await measureRun(urlOf(dataSource), nodeArgs, loadSeconds, settleSeconds));
 
     const targets: TargetCheck[] = runs.map((run) => ({
       target: `RSS < 300 MB under load (${run.settings === 'default' ? 'default node settings' : run.settings})`,

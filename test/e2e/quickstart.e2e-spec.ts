@@ -6,15 +6,21 @@ import { describeWithPostgres } from '../setup/test-env';
 
 const root = resolve(__dirname, '../..');
 
+/** The node flags of package.json's `start` script (`node <flags> dist/main.js`). */
+const startFlags = (): string[] => {
+  const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
+  return (/^node\s+(.*?)\s*dist\/main\.js$/.exec(start.trim())?.[1] ?? '').split(/\s+/).filter(Boolean);
+};
+
 /** The commands of docs/quickstart.md that a reader pastes: its ```bash blocks, in order. */
 function quickstartCommands(): string[] {
   const text = readFileSync(join(root, 'docs/quickstart.md'), 'utf8');
   return [...text.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
 }
 
-/** Starts the service as `npm start` does (on a fresh embedded data directory) and reads its banner. */
+/** Starts the service as `npm start` does, with its node flags (on a fresh embedded data directory), and reads its banner. */
 async function startAsNewcomer(dataDir: string) {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...startFlags(), '-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
