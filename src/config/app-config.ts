@@ -110,12 +110,13 @@ export class AppConfig {
   /**
    * Who vacuums and analyzes the tables: `auto` leaves it to PostgreSQL's autovacuum and takes
    * it on, by autovacuum's thresholds, only where the server has `autovacuum = off`; `on`
-   * always, `off` never.
+   * always, `off` never. Except with `off`, a table that outgrew its statistics (about each
+   * doubling) is also analyzed within a second (TableUpkeep).
    */
   @IsIn(TABLE_UPKEEP_MODES, { message: `DATABASE_TABLE_UPKEEP must be one of ${TABLE_UPKEEP_MODES.join(', ')}` })
   DATABASE_TABLE_UPKEEP: TableUpkeepMode = 'auto';
 
-  /** How often the table upkeep looks at the tables' activity. */
+  /** How often the table upkeep does autovacuum's work where it does it. */
   @Transform(toInt)
   @IsInt()
   @Min(100)
