@@ -18,6 +18,7 @@ import { Webhooks1797000000000 } from './migrations/1797000000000-webhooks';
 import { EnrollmentWritePath1797100000000 } from './migrations/1797100000000-enrollment-write-path';
 import { ChangeNotifications1797200000000 } from './migrations/1797200000000-change-notifications';
 import { JobsWithoutHolderIndex1797300000000 } from './migrations/1797300000000-jobs-without-holder-index';
+import { OutboxBodiesAsJson1797400000000 } from './migrations/1797400000000-outbox-bodies-as-json';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   EnrollmentWritePath1797100000000,
   ChangeNotifications1797200000000,
   JobsWithoutHolderIndex1797300000000,
+  OutboxBodiesAsJson1797400000000,
 ];

@@ -21,7 +21,7 @@ export class InProcessTransport implements MessageTransport {
         await this.processor.process(handler, {
           topic: m.topic,
           key: m.key,
-          value: JSON.stringify(m.payload),
+          value: m.value,
           headers: m.headers,
         });
       }

@@ -6,7 +6,8 @@ export interface RelayedMessage {
   topic: string;
   key: string;
   type: string;
-  payload: unknown;
+  /** The payload as the JSON text it was written as: sent as it is. */
+  value: string;
   headers: MessageHeaders;
 }
 

@@ -90,7 +90,7 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
 
     expect(await relay.publishRound()).toBe(1);
     expect(transport.published.map((m) => m.messageId)).toEqual([committedId]);
-    expect(transport.published[0]).toMatchObject({ topic: TOPIC, key: 'order-1', payload: { key: 'order-1', seq: 1 } });
+    expect(transport.published[0]).toMatchObject({ topic: TOPIC, key: 'order-1', value: JSON.stringify({ key: 'order-1', seq: 1 }) });
     expect(transport.published[0].headers).toMatchObject({ 'message-id': committedId, 'message-type': 'TestHappened' });
     expect(await dataSource.query(`SELECT id FROM test_orders`)).toEqual([{ id: 'order-1' }]);
 
@@ -105,6 +105,16 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     expect(await relay.publishRound()).toBe(0);
     expect(transport.published).toHaveLength(1);
     expect(await dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages`)).toEqual([{ n: 1 }]);
+  });
+
+  it('hands the transport the payload as the very text it was written as', async () => {
+    const transport = new RecordingTransport();
+    // Key order, nesting, unicode and numbers as a parsed-and-rebuilt document would not keep them.
+    const payload = { zeta: 1, alpha: { b: [1, 2.5, null], a: 'Zoë — “quoted”' }, id: 'x', amount: 10.1 };
+    const [id] = await write([{ topic: TOPIC, key: 'exact', type: 'TestHappened', payload }]);
+
+    expect(await newRelay(transport).publishRound()).toBe(1);
+    expect(transport.published).toEqual([expect.objectContaining({ messageId: id, value: JSON.stringify(payload) })]);
   });
 
   it('leaves a message unpublished when the relay fails before publishing, and a new relay publishes it', async () => {
@@ -205,7 +215,7 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     // The work was really shared: every relay published some of it.
     for (const transport of transports) expect(transport.published.length).toBeGreaterThan(0);
     expect(duplicates(published.map((m) => m.messageId))).toEqual([]);
-    const bodies = published.map((m) => m.payload as { key: string; seq: number });
+    const bodies = published.map((m) => JSON.parse(m.value) as { key: string; seq: number });
     expect(keysOutOfOrder(bodies)).toEqual([]);
     for (const key of keys) {
       expect(bodies.filter((b) => b.key === key).map((b) => b.seq)).toEqual(Array.from({ length: perKey }, (_, i) => i));

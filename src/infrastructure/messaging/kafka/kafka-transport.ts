@@ -20,7 +20,7 @@ export class KafkaTransport implements MessageTransport {
       }
       entry.messages.push({
         key: m.key,
-        value: JSON.stringify(m.payload),
+        value: m.value,
         headers: { ...m.headers, 'content-type': 'application/json' },
       });
     }

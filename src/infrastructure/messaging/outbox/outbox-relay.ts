@@ -32,7 +32,8 @@ interface OutboxRow {
   topic: string;
   message_key: string;
   type: string;
-  payload: unknown;
+  /** The payload's stored text, never parsed here. */
+  value: string;
   headers: Record<string, string>;
 }
 
@@ -131,7 +132,7 @@ export class OutboxRelay {
          LEFT JOIN LATERAL (
            SELECT p.* FROM unnest(l.lanes) AS k(lane)
              CROSS JOIN LATERAL (
-               SELECT id, message_id, topic, message_key, type, payload, headers FROM outbox_messages
+               SELECT id, message_id, topic, message_key, type, payload::text AS value, headers FROM outbox_messages
                WHERE lane = k.lane AND published_at IS NULL ORDER BY id LIMIT $4) AS p
            ORDER BY p.id LIMIT $4) AS m ON true`,
       [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
@@ -143,7 +144,7 @@ export class OutboxRelay {
     try {
       if (found.length > 0) {
         await this.transport.publish(
-          found.map((r) => ({ messageId: r.message_id, topic: r.topic, key: r.message_key, type: r.type, payload: r.payload, headers: r.headers })),
+          found.map((r) => ({ messageId: r.message_id, topic: r.topic, key: r.message_key, type: r.type, value: r.value, headers: r.headers })),
         );
       }
     } catch (error) {

@@ -23,7 +23,7 @@ export class OutboxWriter {
       ids.push(id);
       const headers = { ...m.headers, [HEADER.messageId]: id, [HEADER.messageType]: m.type };
       const n = values.length;
-      rows.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}::jsonb, $${n + 7}::jsonb)`);
+      rows.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}::json, $${n + 7}::json)`);
       values.push(id, m.topic, m.key, laneOf(m.key), m.type, JSON.stringify(m.payload), JSON.stringify(headers));
     }
     await manager.query(
