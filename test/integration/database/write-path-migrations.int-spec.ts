@@ -1,0 +1,84 @@
+import { DataSource, QueryRunner } from 'typeorm';
+import { EnrollmentWritePath1797100000000 } from '../../../src/infrastructure/database/migrations/1797100000000-enrollment-write-path';
+import { OutboxBodiesAsJson1797400000000 } from '../../../src/infrastructure/database/migrations/1797400000000-outbox-bodies-as-json';
+import { QueueRowsWithoutHotParentKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-hot-parent-keys';
+import { describeWithPostgres } from '../../setup/test-env';
+import { openTestDataSource, TestDatabase } from '../../utils/test-database';
+
+/** The migrations that lightened the HRIS write path: each one's schema after it, and its down step. */
+describeWithPostgres('migrations of the write path', () => {
+  let dataSource: DataSource;
+  let database: TestDatabase;
+  beforeAll(async () => {
+    ({ dataSource, database } = await openTestDataSource(1));
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  // Through a runner: the data source has one connection, which the runner holds.
+  const withRunner = async (work: (runner: QueryRunner) => Promise<void>): Promise<void> => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await work(runner);
+    } finally {
+      await runner.release();
+    }
+  };
+  const foreignKeys = async (runner: QueryRunner, tables: string[]): Promise<string[]> =>
+    (
+      await runner.query(`SELECT conname FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY($1::text[]) ORDER BY conname`, [tables])
+    ).map((r: { conname: string }) => r.conname);
+
+  it('1797100000000 keeps only the benefit key of enrollment rows, and its down step restores the others', () =>
+    withRunner(async (runner) => {
+      const migration = new EnrollmentWritePath1797100000000();
+      const tables = ['enrollments', 'enrollment_items'];
+      expect(await foreignKeys(runner, tables)).toEqual(['enrollments_benefit_id_fkey']);
+      await migration.down(runner);
+      expect(await foreignKeys(runner, tables)).toEqual(['enrollment_items_group_id_fkey', 'enrollments_benefit_id_fkey', 'enrollments_entity_id_fkey', 'enrollments_job_id_fkey']);
+      await migration.up(runner);
+      expect(await foreignKeys(runner, tables)).toEqual(['enrollments_benefit_id_fkey']);
+    }));
+
+  it('1797500000000 keeps the keys between an enrollment’s own rows only, and its down step restores the others', () =>
+    withRunner(async (runner) => {
+      const migration = new QueueRowsWithoutHotParentKeys1797500000000();
+      const tables = ['jobs', 'sagas', 'saga_jobs', 'enrollment_groups'];
+      const own = ['enrollment_groups_job_id_fkey', 'saga_jobs_job_id_fkey', 'saga_jobs_saga_id_fkey'];
+      expect(await foreignKeys(runner, tables)).toEqual(own);
+      await migration.down(runner);
+      expect(await foreignKeys(runner, tables)).toEqual(
+        [...own, 'enrollment_groups_benefit_id_fkey', 'jobs_connection_id_fkey', 'jobs_entity_id_fkey', 'sagas_connection_id_fkey'].sort(),
+      );
+      await migration.up(runner);
+      expect(await foreignKeys(runner, tables)).toEqual(own);
+    }));
+
+  it('1797400000000 stores outbox payloads and headers as json, keeps the messages written before, and its down step restores jsonb', () =>
+    withRunner(async (runner) => {
+      const migration = new OutboxBodiesAsJson1797400000000();
+      const columns = async (): Promise<Record<string, string>> =>
+        Object.fromEntries(
+          (
+            await runner.query(
+              `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'outbox_messages' AND column_name IN ('payload', 'headers')`,
+            )
+          ).map((r: { column_name: string; data_type: string }) => [r.column_name, r.data_type]),
+        );
+      const insert = (key: string, payload: string) =>
+        runner.query(`INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload) VALUES (gen_random_uuid(), 't', $1, 0, 'T', $2)`, [key, payload]);
+
+      expect(await columns()).toEqual({ payload: 'json', headers: 'json' });
+      await migration.down(runner);
+      expect(await columns()).toEqual({ payload: 'jsonb', headers: 'jsonb' });
+      await insert('migrated', '{"b": [1, 2], "a": "x"}');
+      await migration.up(runner);
+      expect(await columns()).toEqual({ payload: 'json', headers: 'json' });
+      expect(await runner.query(`SELECT payload, headers FROM outbox_messages WHERE message_key = 'migrated'`)).toEqual([{ payload: { a: 'x', b: [1, 2] }, headers: {} }]);
+      // A message written without headers still gets an empty object.
+      await insert('fresh', '{}');
+      expect(await runner.query(`SELECT headers::text FROM outbox_messages WHERE message_key = 'fresh'`)).toEqual([{ headers: '{}' }]);
+    }));
+});
