@@ -2,15 +2,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { START_NODE_ARGS } from '../../bench/bench-service';
 import { describeWithPostgres } from '../setup/test-env';
 
 const root = resolve(__dirname, '../..');
-
-/** The node flags of package.json's `start` script (`node <flags> dist/main.js`). */
-const startFlags = (): string[] => {
-  const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
-  return (/^node\s+(.*?)\s*dist\/main\.js$/.exec(start.trim())?.[1] ?? '').split(/\s+/).filter(Boolean);
-};
 
 /** The commands of docs/quickstart.md that a reader pastes: its ```bash blocks, in order. */
 function quickstartCommands(): string[] {
@@ -20,7 +15,7 @@ function quickstartCommands(): string[] {
 
 /** Starts the service as `npm start` does, with its node flags (on a fresh embedded data directory), and reads its banner. */
 async function startAsNewcomer(dataDir: string) {
-  const child = spawn(process.execPath, [...startFlags(), '-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...START_NODE_ARGS, '-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,7 +19,7 @@ import { EnrollmentWritePath1797100000000 } from './migrations/1797100000000-enr
 import { ChangeNotifications1797200000000 } from './migrations/1797200000000-change-notifications';
 import { JobsWithoutHolderIndex1797300000000 } from './migrations/1797300000000-jobs-without-holder-index';
 import { OutboxBodiesAsJson1797400000000 } from './migrations/1797400000000-outbox-bodies-as-json';
-import { QueueRowsWithoutHotParentKeys1797500000000 } from './migrations/1797500000000-queue-rows-without-hot-parent-keys';
+import { QueueRowsWithoutForeignKeys1797500000000 } from './migrations/1797500000000-queue-rows-without-foreign-keys';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -44,5 +44,5 @@ export const MIGRATIONS = [
   ChangeNotifications1797200000000,
   JobsWithoutHolderIndex1797300000000,
   OutboxBodiesAsJson1797400000000,
-  QueueRowsWithoutHotParentKeys1797500000000,
+  QueueRowsWithoutForeignKeys1797500000000,
 ];

@@ -1,7 +1,7 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { EnrollmentWritePath1797100000000 } from '../../../src/infrastructure/database/migrations/1797100000000-enrollment-write-path';
 import { OutboxBodiesAsJson1797400000000 } from '../../../src/infrastructure/database/migrations/1797400000000-outbox-bodies-as-json';
-import { QueueRowsWithoutHotParentKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-hot-parent-keys';
+import { QueueRowsWithoutForeignKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-foreign-keys';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 
@@ -42,18 +42,27 @@ describeWithPostgres('migrations of the write path', () => {
       expect(await foreignKeys(runner, tables)).toEqual(['enrollments_benefit_id_fkey']);
     }));
 
-  it('1797500000000 keeps the keys between an enrollment’s own rows only, and its down step restores the others', () =>
+  it('1797500000000 leaves no foreign key on the rows each HRIS event writes, and its down step restores them', () =>
     withRunner(async (runner) => {
-      const migration = new QueueRowsWithoutHotParentKeys1797500000000();
+      const migration = new QueueRowsWithoutForeignKeys1797500000000();
       const tables = ['jobs', 'sagas', 'saga_jobs', 'enrollment_groups'];
-      const own = ['enrollment_groups_job_id_fkey', 'saga_jobs_job_id_fkey', 'saga_jobs_saga_id_fkey'];
-      expect(await foreignKeys(runner, tables)).toEqual(own);
+      expect(await foreignKeys(runner, tables)).toEqual([]);
       await migration.down(runner);
-      expect(await foreignKeys(runner, tables)).toEqual(
-        [...own, 'enrollment_groups_benefit_id_fkey', 'jobs_connection_id_fkey', 'jobs_entity_id_fkey', 'sagas_connection_id_fkey'].sort(),
-      );
+      expect(await foreignKeys(runner, tables)).toEqual([
+        'enrollment_groups_benefit_id_fkey',
+        'enrollment_groups_job_id_fkey',
+        'jobs_connection_id_fkey',
+        'jobs_entity_id_fkey',
+        'saga_jobs_job_id_fkey',
+        'saga_jobs_saga_id_fkey',
+        'sagas_connection_id_fkey',
+      ]);
+      // The saga's steps went with it: the down step restores the cascade too.
+      expect(
+        (await runner.query(`SELECT confdeltype FROM pg_constraint WHERE conname = 'saga_jobs_saga_id_fkey'`)).map((r: { confdeltype: string }) => r.confdeltype),
+      ).toEqual(['c']);
       await migration.up(runner);
-      expect(await foreignKeys(runner, tables)).toEqual(own);
+      expect(await foreignKeys(runner, tables)).toEqual([]);
     }));
 
   it('1797400000000 stores outbox payloads and headers as json, keeps the messages written before, and its down step restores jsonb', () =>

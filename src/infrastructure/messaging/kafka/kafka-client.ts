@@ -128,14 +128,17 @@ export class KafkaClient {
       this.logger.log(
         `created topics ${missing.join(', ')} (replication factor ${replication.replicationFactor}, min.insync.replicas ${replication.minInSyncReplicas})`,
       );
-      await whileUnknown(async () => {
-        const { topics } = await admin.fetchTopicMetadata({ topics: missing });
-        if (topics.some((t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0))) {
-          throw Object.assign(new Error(`topics ${missing.join(', ')} have partitions without a leader yet`), { type: 'LEADER_NOT_AVAILABLE' });
-        }
-      });
     }
-    const metadata = await whileUnknown(() => admin.fetchTopicMetadata({ topics: wanted }));
+    // Read until every partition of a topic just created has a leader; the same read tells the replicas.
+    const created = new Set(missing);
+    const metadata = await whileUnknown(async () => {
+      const read = await admin.fetchTopicMetadata({ topics: wanted });
+      const leaderless = read.topics.filter((t) => created.has(t.name) && (t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0)));
+      if (leaderless.length > 0) {
+        throw Object.assign(new Error(`topics ${leaderless.map((t) => t.name).join(', ')} have partitions without a leader yet`), { type: 'LEADER_NOT_AVAILABLE' });
+      }
+      return read;
+    });
     for (const topic of metadata.topics) {
       const replicas = Math.min(...topic.partitions.map((p) => p.replicas.length));
       if (replicas < replication.replicationFactor) {
