@@ -8,6 +8,11 @@ import { OutboxSignal } from './outbox-signal';
 /**
  * Writes messages to the outbox inside the caller's transaction. Nothing reaches a transport
  * from here: the relay publishes after commit, so a rollback publishes nothing.
+ *
+ * The whole set travels as one JSON text read by `json_to_recordset`: one statement text
+ * whatever the count (prepared once, planned once), and each payload stored as the very text
+ * serialised here (a `json` column keeps it), which the relay sends as it is. Rows are inserted
+ * in the order given, so their ids, and the relay's order per key, follow it.
  */
 @Injectable()
 export class OutboxWriter {
@@ -16,20 +21,17 @@ export class OutboxWriter {
   async append(manager: EntityManager, messages: OutboundMessage[]): Promise<string[]> {
     if (messages.length === 0) return [];
     const ids: string[] = [];
-    const values: unknown[] = [];
-    const rows: string[] = [];
-    for (const m of messages) {
+    const rows = messages.map((m) => {
       const id = m.messageId ?? randomUUID();
       ids.push(id);
       const headers = { ...m.headers, [HEADER.messageId]: id, [HEADER.messageType]: m.type };
-      const n = values.length;
-      rows.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}::json, $${n + 7}::json)`);
-      values.push(id, m.topic, m.key, laneOf(m.key), m.type, JSON.stringify(m.payload), JSON.stringify(headers));
-    }
+      return { message_id: id, topic: m.topic, message_key: m.key, lane: laneOf(m.key), type: m.type, payload: m.payload, headers };
+    });
     await manager.query(
       `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload, headers)
-       VALUES ${rows.join(', ')}`,
-      values,
+       SELECT u.message_id, u.topic, u.message_key, u.lane, u.type, u.payload, u.headers
+       FROM json_to_recordset($1::json) AS u(message_id uuid, topic text, message_key text, lane smallint, type text, payload json, headers json)`,
+      [JSON.stringify(rows)],
     );
     // Wakes the relay early; harmless if the transaction later rolls back.
     this.signal.nudge();
