@@ -131,7 +131,27 @@ export interface RawRun {
   seconds: number;
   events_per_second: number;
   cpu_seconds: number;
+  /** Each repetition's events/s, in order; the figures above are the median repetition's. */
+  repetitions?: number[];
 }
+
+/**
+ * How many times each raw run is repeated: the raw pipeline is bound by round trips, not CPU,
+ * and one run of it varied by up to 40 % from the next on this machine (two in one benchmark:
+ * 4,460 and 6,230 events/s), far more than the service's runs. Its median is the baseline.
+ */
+const RAW_REPETITIONS = 3;
+
+async function medianRun(run: (repetition: number) => Promise<RawRun>): Promise<RawRun> {
+  const runs: RawRun[] = [];
+  for (let n = 1; n <= RAW_REPETITIONS; n++) runs.push(await run(n));
+  const median = [...runs].sort((a, b) => a.events_per_second - b.events_per_second)[Math.floor(runs.length / 2)];
+  return { ...median, repetitions: runs.map((r) => r.events_per_second) };
+}
+
+/** The consumer groups the raw runs leave behind, for the scope to delete. */
+const rawGroups = (scope: KafkaScope): string[] =>
+  Array.from({ length: RAW_REPETITIONS }, (_, i) => [`${scope.prefix}raw-${i + 1}`, `${scope.prefix}raw-produced-${i + 1}`]).flat();
 
 /** SQL statements counted by pg_stat_statements while the consumer path alone applied `events`. */
 export interface StatementsRun {
@@ -285,7 +305,7 @@ class EventClock {
 const eventClock = new EventClock();
 /** Messages per producer request in the runs as fast as produced. */
 const THROUGHPUT_CHUNK = 1_000;
-/** The raw pipeline's own topic for its run as fast as produced. */
+/** The raw pipeline's own topics (one per repetition) for its run as fast as produced. */
 const RAW_TOPIC = 'bench.raw-events';
 
 export async function throughputRun(
@@ -491,8 +511,8 @@ function machineTicks(): { busy: number; total: number } {
  * topic from the beginning, one `INSERT … ON CONFLICT DO NOTHING` per event (its own
  * transaction), offsets resolved per message and committed as the service does.
  */
-export function rawBaseline(scope: KafkaScope, databaseUrl: string, events: number): Promise<RawRun> {
-  return rawPipeline(scope, databaseUrl, events, { topic: scope.physical(HRIS_TOPIC), group: `${scope.prefix}raw`, consumer: HRIS_CONSUMER });
+export function rawBaseline(scope: KafkaScope, databaseUrl: string, events: number, repetition = 1): Promise<RawRun> {
+  return rawPipeline(scope, databaseUrl, events, { topic: scope.physical(HRIS_TOPIC), group: `${scope.prefix}raw-${repetition}`, consumer: `${HRIS_CONSUMER}-${repetition}` });
 }
 
 /**
@@ -501,13 +521,13 @@ export function rawBaseline(scope: KafkaScope, databaseUrl: string, events: numb
  * insert. The producer shares the machine with the consumer and PostgreSQL here as it does in
  * the service's run; rawBaseline reads a topic already full, with the machine to itself.
  */
-export async function rawAsProduced(scope: KafkaScope, databaseUrl: string, employers: Employer[], events: number): Promise<RawRun> {
-  const topic = scope.physical(RAW_TOPIC);
+export async function rawAsProduced(scope: KafkaScope, databaseUrl: string, employers: Employer[], events: number, repetition = 1): Promise<RawRun> {
+  const topic = scope.physical(`${RAW_TOPIC}-${repetition}`);
   await (await scope.admin()).createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS }] });
   const perEmployer = Math.min(...employers.map((e) => e.people.length));
   const plan = planStream(employers, { perEmployer, valid: events, duplicates: 0, poison: 0, terminatedShare: 0, seed: 2026 });
   const messages = eventClock.after(plan.messages);
-  return rawPipeline(scope, databaseUrl, events, { topic, group: `${scope.prefix}raw-produced`, consumer: `${HRIS_CONSUMER}-as-produced` }, async () => {
+  return rawPipeline(scope, databaseUrl, events, { topic, group: `${scope.prefix}raw-produced-${repetition}`, consumer: `${HRIS_CONSUMER}-as-produced-${repetition}` }, async () => {
     const producer = await scope.producer();
     for (let at = 0; at < messages.length; at += THROUGHPUT_CHUNK) await producer.send({ topic, messages: messages.slice(at, at + THROUGHPUT_CHUNK) });
   });
@@ -711,10 +731,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     await throughputRun(scope, database.db, service, employers, WARM_UP_EVENTS, { seed: 2025 });
     console.log(`throughput: ${events} events ...`);
     const throughput = await throughputRun(scope, database.db, service, employers, events);
-    console.log(`raw baseline over the same ${events} events ...`);
-    const raw = await rawBaseline(scope, database.url, events);
-    console.log(`raw pipeline as fast as produced: the same ${events} events produced while it consumes ...`);
-    const rawProduced = await rawAsProduced(scope, database.url, employers, events);
+    console.log(`raw baseline over the same ${events} events, ${RAW_REPETITIONS} times ...`);
+    const raw = await medianRun((n) => rawBaseline(scope, database.url, events, n));
+    console.log(`raw pipeline as fast as produced: the same ${events} events produced while it consumes, ${RAW_REPETITIONS} times ...`);
+    const rawProduced = await medianRun((n) => rawAsProduced(scope, database.url, employers, events, n));
     console.log(`paced: ${pacedRate} events/s for ${pacedSeconds} s ...`);
     const paced = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds);
     console.log(`paced, consumer path alone: ${pacedRate} events/s for ${pacedSeconds} s, their jobs dated 30 days ahead ...`);
@@ -767,10 +787,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const pacedOk = paced.achieved_events_per_second >= pacedRate * 0.95;
     const targets: TargetCheck[] = [
       { target: `≥ 1,000 events/s end to end (${events} events)`, measured: `${throughput.end_to_end_events_per_second} events/s (consumed at ${throughput.consumed_events_per_second})`, met: throughput.end_to_end_events_per_second >= 1_000 },
-      { target: '≥ 50 % of the raw kafkajs + INSERT pipeline', measured: `${share} % (raw ${raw.events_per_second} events/s)`, met: share >= 50 },
+      { target: '≥ 50 % of the raw kafkajs + INSERT pipeline', measured: `${share} % (raw ${raw.events_per_second} events/s, the median of ${raw.repetitions!.join(' / ')})`, met: share >= 50 },
       {
         target: '≥ 50 % of the raw pipeline timed alike (both as fast as produced)',
-        measured: `${shareAsProduced} % (raw ${rawProduced.events_per_second} events/s)`,
+        measured: `${shareAsProduced} % (raw ${rawProduced.events_per_second} events/s, the median of ${rawProduced.repetitions!.join(' / ')})`,
         met: shareAsProduced >= 50,
       },
       ...(volume
@@ -815,7 +835,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     return targets;
   } finally {
     await service?.stop();
-    await scope.close([`${scope.prefix}raw`, `${scope.prefix}raw-produced`]);
+    await scope.close(rawGroups(scope));
     if (keepDatabase) {
       await database.db.destroy();
       console.log(`kept: ${database.url}`);
