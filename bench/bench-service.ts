@@ -5,7 +5,7 @@
  * `--quick` switch.
  */
 import { ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -260,6 +260,12 @@ export async function startBenchService(
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
+  if (process.env.BENCH_SERVICE_OUTPUT) {
+    // e.g. with BENCH_SERVICE_NODE_ARGS="--trace-gc": what the service prints, kept whole.
+    const file = createWriteStream(resolve(process.env.BENCH_SERVICE_OUTPUT), { flags: 'a' });
+    child.stdout!.pipe(file);
+    child.stderr!.pipe(file);
+  }
 
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
