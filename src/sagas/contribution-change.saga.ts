@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { ContributionChanged } from '../domain/hris-events/hris-event';
 import { HrisScope } from '../domain/hris-events/hris-event-accepted';
+import { newId } from '../domain/shared/new-id';
 import { HrisSagaPlan, staleEnd } from './hris-saga-plan';
 
 /**
@@ -11,7 +11,7 @@ import { HrisSagaPlan, staleEnd } from './hris-saga-plan';
 export function planContributionChange(event: ContributionChanged, scope: HrisScope, now: Date): HrisSagaPlan {
   const { individual_id: individualId, benefit_id: benefitId, configuration } = event.data;
   const effectiveDate = event.data.effective_date ?? configuration.effective_date;
-  const sagaId = randomUUID();
+  const sagaId = newId();
   return {
     saga: {
       id: sagaId,

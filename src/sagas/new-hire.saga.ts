@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { utcDateOf } from '../domain/benefits/effective-date';
 import { benefitGroupOf, enrollBodyConfigurationOf } from '../domain/benefits/enrollment-configuration';
 import { EmployeeHired } from '../domain/hris-events/hris-event';
 import { HrisScope } from '../domain/hris-events/hris-event-accepted';
 import { newHireSchedule } from '../domain/policies/auto-enrollment-policy';
+import { newId } from '../domain/shared/new-id';
 import { StoredPolicy } from '../modules/policies/policies.repository';
 import { HrisSagaPlan, staleEnd } from './hris-saga-plan';
 
@@ -16,7 +16,7 @@ import { HrisSagaPlan, staleEnd } from './hris-saga-plan';
  */
 export function planNewHire(event: EmployeeHired, scope: HrisScope, policies: readonly StoredPolicy[], now: Date): HrisSagaPlan {
   const { individual_id: individualId, start_date: startDate } = event.data;
-  const sagaId = randomUUID();
+  const sagaId = newId();
   const at = now.toISOString();
   const saga: HrisSagaPlan['saga'] = {
     id: sagaId,

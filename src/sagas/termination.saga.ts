@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { utcDateOf } from '../domain/benefits/effective-date';
 import { IndividualEnrollment, toEndOnTermination } from '../domain/enrollments/enrollment-ledger';
 import { EmployeeTerminated } from '../domain/hris-events/hris-event';
 import { HrisScope } from '../domain/hris-events/hris-event-accepted';
+import { newId } from '../domain/shared/new-id';
 import { HrisSagaPlan } from './hris-saga-plan';
 
 /**
@@ -14,7 +14,7 @@ import { HrisSagaPlan } from './hris-saga-plan';
  */
 export function planTermination(event: EmployeeTerminated, scope: HrisScope, enrollments: ReadonlyMap<string, IndividualEnrollment>, now: Date): HrisSagaPlan {
   const { individual_id: individualId, end_date: endDate } = event.data;
-  const sagaId = randomUUID();
+  const sagaId = newId();
   const at = now.toISOString();
   const saga: HrisSagaPlan['saga'] = {
     id: sagaId,

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { EnrollmentConfigurationParams } from '../benefits/benefit-job-params';
 import { utcDateOf } from '../benefits/effective-date';
+import { newId } from '../shared/new-id';
 import { AppliedTimeline, applyToTimeline, enrolledOnOrAfter } from './applied-timeline';
 import {
   EnrollmentChange,
@@ -184,8 +184,8 @@ export class EnrollmentLedger {
     this.nextOrder = Math.max(Number.MAX_SAFE_INTEGER / 2, ...slice.jobs.map((j) => j.order + 1));
   }
 
-  static restore(slice: LedgerSlice, newId: () => string = randomUUID): EnrollmentLedger {
-    return new EnrollmentLedger(slice.benefit, slice, newId);
+  static restore(slice: LedgerSlice, makeId: () => string = newId): EnrollmentLedger {
+    return new EnrollmentLedger(slice.benefit, slice, makeId);
   }
 
   // ---- requests ----

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Benefit } from '../../domain/benefits/benefit';
 import { utcDateOf, startOfUtcDate } from '../../domain/benefits/effective-date';
@@ -7,6 +6,7 @@ import { EnrollmentLedger, EnrollmentRequest, RequestOutcome } from '../../domai
 import { ENROLLMENT_LEDGER_REPOSITORY, EnrollmentLedgerRepository, GroupWork } from '../../domain/enrollments/enrollment-ledger.repository';
 import { PROVIDER_BEHAVIOURS, ProviderBehaviours } from '../../domain/providers/provider-behaviour';
 import { Clock, CLOCK } from '../../domain/shared/clock';
+import { newId } from '../../domain/shared/new-id';
 import { ENROLLMENT_GROUP_JOB } from '../../infrastructure/database/repositories/enrollment-ledger.repository';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { BenefitScope } from '../benefits/benefits-lookup.service';
@@ -80,7 +80,7 @@ export class EnrollmentLifecycle {
   private workJobOf(open: OpenEnrollment, group: EnrollmentGroup, now: Date): NewJob {
     const due = startOfUtcDate(group.effectiveDate);
     return {
-      id: randomUUID(),
+      id: newId(),
       connectionId: open.scope.connection.id,
       entityId: open.scope.entity.id,
       kind: 'internal',

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Global, Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Saga, SagaState, SagaStep, SagaType, stateAfterJobs, SUPERSEDED } from '../../domain/sagas/saga';
+import { newId } from '../../domain/shared/new-id';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { recordset } from '../../infrastructure/database/recordset';
 
@@ -70,7 +70,7 @@ export class SagaProgress {
   latest: Date | undefined;
 
   start(saga: NewSaga): string {
-    const id = saga.id ?? randomUUID();
+    const id = saga.id ?? newId();
     this.started.push({ ...saga, id });
     this.seen(saga.at);
     return id;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { cutShort, toStorableText } from '../../../domain/shared/hostile-input';
+import { newId } from '../../../domain/shared/new-id';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Metrics } from '../../observability/metrics';
 import { HEADER, InboundMessage, MessageHandler, MessageHeaders, OutboundMessage, PoisonMessageError } from '../message';
@@ -264,7 +265,7 @@ export class MessageProcessor {
       return write;
     });
     // A reason may quote the message: made storable, or jsonb and text refuse the whole batch.
-    const rows = letters.filter((_, i) => written[i]).map((l) => ({ ...l, reason: toStorableText(l.reason), id: randomUUID() }));
+    const rows = letters.filter((_, i) => written[i]).map((l) => ({ ...l, reason: toStorableText(l.reason), id: newId() }));
     if (rows.length === 0) return written;
     for (const r of rows) this.logger.warn(`dead-lettering message ${r.key.id} from ${r.message.topic} for ${handler.consumer}: ${r.reason}`);
     await manager.query(
@@ -345,7 +346,7 @@ export class MessageProcessor {
     if (!(await this.claim(manager, handler, key, message.topic))) return 'duplicate';
     const reason = toStorableText(quotedReason);
     this.logger.warn(`dead-lettering message ${key.id} from ${message.topic} for ${handler.consumer}: ${reason}`);
-    const id = randomUUID();
+    const id = newId();
     await manager.query(
       `INSERT INTO dead_letters (id, consumer, topic, partition, "offset", message_key, scope, message_id, payload, headers, reason)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,

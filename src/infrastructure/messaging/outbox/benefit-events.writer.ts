@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { BenefitEvent, BenefitEventType } from '../../../domain/benefits/benefit-events';
 import { Clock, CLOCK } from '../../../domain/shared/clock';
+import { newId } from '../../../domain/shared/new-id';
 import { OutboxWriter } from './outbox-writer';
 import { TOPICS } from '../topics';
 
@@ -30,7 +30,7 @@ export class BenefitEventsWriter {
       manager,
       events.map((event) => {
         const payload: BenefitEvent = {
-          id: randomUUID(),
+          id: newId(),
           type: event.type,
           version: 1,
           occurred_at: occurredAt,

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { newId } from '../../../domain/shared/new-id';
 import { HEADER, OutboundMessage } from '../message';
 import { laneOf } from './outbox-lane';
 import { OutboxSignal } from './outbox-signal';
@@ -22,7 +22,7 @@ export class OutboxWriter {
     if (messages.length === 0) return [];
     const ids: string[] = [];
     const rows = messages.map((m) => {
-      const id = m.messageId ?? randomUUID();
+      const id = m.messageId ?? newId();
       ids.push(id);
       const headers = { ...m.headers, [HEADER.messageId]: id, [HEADER.messageType]: m.type };
       return { message_id: id, topic: m.topic, message_key: m.key, lane: laneOf(m.key), type: m.type, payload: m.payload, headers };
