@@ -137,8 +137,8 @@ export interface RawRun {
 
 /**
  * How many times each raw run is repeated: the raw pipeline is bound by round trips, not CPU,
- * and one run of it varied by up to 40 % from the next on this machine (two in one benchmark:
- * 4,460 and 6,230 events/s), far more than the service's runs. Its median is the baseline.
+ * and one run of it varied by up to 40 % from the next on this machine (two in one benchmark run:
+ * about 4,500 and 6,200 events/s), far more than the service's runs. Its median is the baseline.
  */
 const RAW_REPETITIONS = 3;
 
@@ -711,6 +711,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
   const consumerOnlyEvents = Number(argValue('consumer-only-events') ?? events);
   const statementsEvents = Number(argValue('statements-events') ?? 5_000);
   const resultName = argValue('result') ?? 'hris-events';
+  const warmUpEvents = Number(argValue('warm-up-events') ?? WARM_UP_EVENTS);
   const keepDatabase = process.argv.includes('--keep-database');
   await ensureKafka();
   const scope = new KafkaScope('bench-hris');
@@ -727,8 +728,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
 
     // A service just started runs its first batches cold (JIT, prepared statements, pools): a
     // short stream first, not measured, so the figures are those of a running service.
-    console.log(`warm-up: ${WARM_UP_EVENTS} events, not measured ...`);
-    await throughputRun(scope, database.db, service, employers, WARM_UP_EVENTS, { seed: 2025 });
+    console.log(`warm-up: ${warmUpEvents} events, not measured ...`);
+    await throughputRun(scope, database.db, service, employers, warmUpEvents, { seed: 2025 });
     console.log(`throughput: ${events} events ...`);
     const throughput = await throughputRun(scope, database.db, service, employers, events);
     console.log(`raw baseline over the same ${events} events, ${RAW_REPETITIONS} times ...`);
