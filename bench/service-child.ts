@@ -35,9 +35,18 @@ export interface ServiceExit {
 
 /** Children still running: killed when this process goes, whatever happens. */
 const children = new Set<ChildProcess>();
-process.once('exit', () => {
+const killChildren = () => {
   for (const child of children) child.kill('SIGKILL');
-});
+};
+process.once('exit', killChildren);
+// A benchmark stopped by a signal runs no 'exit' listener: its services would outlive it and load
+// the machine under the next measurements. Kill them, then die of the same signal.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killChildren();
+    process.kill(process.pid, signal);
+  });
+}
 
 /**
  * Keeps `child` on the list of children killed when this process goes. Settled (never rejects)
