@@ -243,7 +243,7 @@ describeWithBrowser('ops dashboard in Chromium', () => {
   const pwned = () => page.evaluate<unknown>('window.__pwned');
   /** A section link of the navigation bar (breadcrumbs and cards may share its words). */
   const nav = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
-  const short = (id: string) => `${id.slice(0, 8)}…`;
+  const short = (id: string) => `…${id.slice(-8)}`;
 
   it('signs in: a wrong password is an error on the form, the right one opens the overview', async () => {
     await page.goto(`${service.url}/ops`);

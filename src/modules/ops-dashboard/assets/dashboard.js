@@ -86,7 +86,9 @@
   }
 
   const link = (href, text, props) => h('a', { href, ...props }, text);
-  const shortId = (id) => (typeof id === 'string' && id.length > 8 ? `${id.slice(0, 8)}…` : String(id ?? '—'));
+  // The tail: the ids of busy rows are time-ordered (UUID version 7), so their first characters
+  // are the same for every row of the same minute; the last ones are random.
+  const shortId = (id) => (typeof id === 'string' && id.length > 8 ? `…${id.slice(-8)}` : String(id ?? '—'));
   const dash = (value) => (value === null || value === undefined || value === '' ? '—' : String(value));
   const words = (value) => String(value).replace(/_/g, ' ');
 
