@@ -40,6 +40,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Producer } from 'kafkajs';
 import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { runBenchmark } from './bench-database';
@@ -308,6 +309,21 @@ const THROUGHPUT_CHUNK = 1_000;
 /** The raw pipeline's own topics (one per repetition) for its run as fast as produced. */
 const RAW_TOPIC = 'bench.raw-events';
 
+/** A run's stream as fast as produced: valid events only, every person's in order (`seed` picks them). */
+function throughputStream(employers: Employer[], events: number, seed: number): ReturnType<typeof planStream> {
+  const perEmployer = Math.min(...employers.map((e) => e.people.length));
+  return planStream(employers, { perEmployer, valid: events, duplicates: 0, poison: 0, terminatedShare: 0, seed });
+}
+
+/** Sends `messages` to `topic` THROUGHPUT_CHUNK at a time, in order; `beforeEach` sees each chunk just before it goes. */
+async function sendInChunks(producer: Producer, topic: string, messages: Outgoing[], beforeEach?: (chunk: Outgoing[]) => void): Promise<void> {
+  for (let at = 0; at < messages.length; at += THROUGHPUT_CHUNK) {
+    const chunk = messages.slice(at, at + THROUGHPUT_CHUNK);
+    beforeEach?.(chunk);
+    await producer.send({ topic, messages: chunk });
+  }
+}
+
 export async function throughputRun(
   scope: KafkaScope,
   db: DataSource,
@@ -316,8 +332,7 @@ export async function throughputRun(
   events: number,
   { consumerOnly = false, seed = 2026 }: { consumerOnly?: boolean; seed?: number } = {},
 ): Promise<ThroughputRun> {
-  const perEmployer = Math.min(...employers.map((e) => e.people.length));
-  const plan = planStream(employers, { perEmployer, valid: events, duplicates: 0, poison: 0, terminatedShare: 0, seed });
+  const plan = throughputStream(employers, events, seed);
   if (consumerOnly) plan.messages = deferred(plan.messages);
   plan.messages = eventClock.after(plan.messages);
   // This run's jobs: those of an earlier run stay open (the consumer-path-alone run's are dated
@@ -331,12 +346,10 @@ export async function throughputRun(
 
   const started = Date.now();
   const producer = await scope.producer();
-  for (let at = 0; at < plan.messages.length; at += THROUGHPUT_CHUNK) {
-    const messages = plan.messages.slice(at, at + THROUGHPUT_CHUNK);
+  await sendInChunks(producer, scope.physical(HRIS_TOPIC), plan.messages, (messages) => {
     const sentAt = Date.now();
     for (const m of messages) producedAt.set(JSON.parse(m.value).id, sentAt);
-    await producer.send({ topic: scope.physical(HRIS_TOPIC), messages });
-  }
+  });
   const produceSeconds = seconds(started);
   const timeoutMs = Math.max(600_000, events * 40);
   const consumedAt = await until(async () => (await inboxSince(db, runStart)) >= events, timeoutMs, `consuming ${events} events`);
@@ -524,13 +537,10 @@ export function rawBaseline(scope: KafkaScope, databaseUrl: string, events: numb
 export async function rawAsProduced(scope: KafkaScope, databaseUrl: string, employers: Employer[], events: number, repetition = 1): Promise<RawRun> {
   const topic = scope.physical(`${RAW_TOPIC}-${repetition}`);
   await (await scope.admin()).createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS }] });
-  const perEmployer = Math.min(...employers.map((e) => e.people.length));
-  const plan = planStream(employers, { perEmployer, valid: events, duplicates: 0, poison: 0, terminatedShare: 0, seed: 2026 });
-  const messages = eventClock.after(plan.messages);
-  return rawPipeline(scope, databaseUrl, events, { topic, group: `${scope.prefix}raw-produced-${repetition}`, consumer: `${HRIS_CONSUMER}-as-produced-${repetition}` }, async () => {
-    const producer = await scope.producer();
-    for (let at = 0; at < messages.length; at += THROUGHPUT_CHUNK) await producer.send({ topic, messages: messages.slice(at, at + THROUGHPUT_CHUNK) });
-  });
+  const messages = eventClock.after(throughputStream(employers, events, 2026).messages);
+  return rawPipeline(scope, databaseUrl, events, { topic, group: `${scope.prefix}raw-produced-${repetition}`, consumer: `${HRIS_CONSUMER}-as-produced-${repetition}` }, async () =>
+    sendInChunks(await scope.producer(), topic, messages),
+  );
 }
 
 /**

@@ -1,5 +1,13 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** The outbox's body columns as `type`, their values converted and the headers' default kept. */
+const bodiesAs = (type: 'json' | 'jsonb') => `
+  ALTER TABLE outbox_messages
+    ALTER COLUMN payload TYPE ${type} USING payload::${type},
+    ALTER COLUMN headers DROP DEFAULT,
+    ALTER COLUMN headers TYPE ${type} USING headers::${type},
+    ALTER COLUMN headers SET DEFAULT '{}'::${type}`;
+
 /**
  * Keeps an outbox message's payload and headers as the JSON text they are published as
  * (`json`), not parsed into `jsonb`. The service never queries inside them; each message is
@@ -11,20 +19,10 @@ export class OutboxBodiesAsJson1797400000000 implements MigrationInterface {
   name = 'OutboxBodiesAsJson1797400000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-      ALTER TABLE outbox_messages
-        ALTER COLUMN payload TYPE json USING payload::json,
-        ALTER COLUMN headers DROP DEFAULT,
-        ALTER COLUMN headers TYPE json USING headers::json,
-        ALTER COLUMN headers SET DEFAULT '{}'::json`);
+    await q.query(bodiesAs('json'));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`
-      ALTER TABLE outbox_messages
-        ALTER COLUMN payload TYPE jsonb USING payload::jsonb,
-        ALTER COLUMN headers DROP DEFAULT,
-        ALTER COLUMN headers TYPE jsonb USING headers::jsonb,
-        ALTER COLUMN headers SET DEFAULT '{}'::jsonb`);
+    await q.query(bodiesAs('jsonb'));
   }
 }
