@@ -269,6 +269,20 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
     }
   }
 
+  /**
+   * The stream's first half, then `stop` once that half is under way, then the rest. The rest goes
+   * out only after the stop, so a stopped process always leaves work on its partitions for the
+   * next one to take over, however fast the first half is applied.
+   */
+  async function produceAcrossStop(deployment: Deployment, messages: Outgoing[], stopped: number[], stop: () => Promise<void>): Promise<void> {
+    const topic = deployment.physical(HRIS_TOPIC);
+    const rest = messages.slice(Math.ceil(messages.length / 2));
+    expect(rest.some((m) => stopped.includes(partitionOf(m.key, topic)))).toBe(true);
+    await produce(deployment, messages.slice(0, messages.length - rest.length));
+    await stop();
+    await produce(deployment, rest);
+  }
+
   describe('a mixed stream of 1,000 messages, then changes out of order', () => {
     let deployment: Deployment;
     let service: ServiceProcess;
@@ -380,12 +394,13 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
       const plan = hrisStream(employers, { perEmployer: 15, valid: 540, duplicates: 50, poison: 10, terminatedShare: 0.3, seed: 4242 });
       const distinct = plan.valid.length + plan.poison.length;
 
-      await produce(deployment, plan.messages);
-      await expectEventually(async () => expect(await inboxCount(deployment.db)).toBeGreaterThanOrEqual(distinct * 0.2), { timeoutMs: 30_000, intervalMs: 10 });
-      const killed = await first.kill('SIGKILL');
-      expect(killed.signal).toBe('SIGKILL');
-      const atKill = await inboxCount(deployment.db);
-      expect(atKill).toBeLessThan(distinct); // really mid-stream
+      let atKill = 0;
+      await produceAcrossStop(deployment, plan.messages, [...Array(PARTITIONS).keys()], async () => {
+        await expectEventually(async () => expect(await inboxCount(deployment.db)).toBeGreaterThanOrEqual(distinct * 0.2), { timeoutMs: 30_000, intervalMs: 10 });
+        expect((await first.kill('SIGKILL')).signal).toBe('SIGKILL');
+        atKill = await inboxCount(deployment.db);
+        expect(atKill).toBeLessThan(distinct); // really mid-stream
+      });
 
       // The dead member holds its partitions until its session times out; then the new one gets them.
       const second = await deployment.start('consumer-restarted');
@@ -444,17 +459,19 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
       deployment = await deploy({ KAFKA_BATCH_MAX: '20' });
       const [one, two] = await Promise.all([deployment.start('consumer-one'), deployment.start('consumer-two')]);
       survivor = two;
-      await employersCovering(await splitBetween(['consumer-one', 'consumer-two']), one);
+      const held = await splitBetween(['consumer-one', 'consumer-two']);
+      await employersCovering(held, one);
 
       const plan = hrisStream(employers, { perEmployer: Math.min(15, Math.floor(60 / employers.length)), valid: 420, duplicates: 40, poison: 10, terminatedShare: 0.3, seed: 777 });
       plans.push(plan);
       const distinct = plan.valid.length + plan.poison.length;
-      await produce(deployment, plan.messages);
-      await expectEventually(async () => expect(await inboxCount(deployment.db)).toBeGreaterThanOrEqual(distinct * 0.3), { timeoutMs: 30_000, intervalMs: 10 });
-      const before = { one: await consumedBy(one), two: await consumedBy(two) };
-      const stopped = await one.kill('SIGTERM');
-      expect(stopped).toEqual({ code: 0, signal: null });
-      expect(await inboxCount(deployment.db)).toBeLessThan(distinct); // stopped mid-stream
+      let before = { one: { applied: 0 }, two: { applied: 0 } };
+      await produceAcrossStop(deployment, plan.messages, held.get('consumer-one') ?? [], async () => {
+        await expectEventually(async () => expect(await inboxCount(deployment.db)).toBeGreaterThanOrEqual(distinct * 0.3), { timeoutMs: 30_000, intervalMs: 10 });
+        before = { one: await consumedBy(one), two: await consumedBy(two) };
+        expect(await one.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+        expect(await inboxCount(deployment.db)).toBeLessThan(distinct); // stopped mid-stream
+      });
 
       await settled(deployment.db, distinct);
       const outcome = await verify(deployment, two, employers, plans);
@@ -471,27 +488,30 @@ describeWithKafka('HRIS events from Kafka, applied by service processes', () => 
     it('when a member is killed with -9, the other takes over once its session times out, without loss', async () => {
       expect(plans).toHaveLength(1);
       const three = await deployment.start('consumer-three');
-      await employersCovering(await splitBetween(['consumer-two', 'consumer-three']), survivor);
+      const held = await splitBetween(['consumer-two', 'consumer-three']);
+      await employersCovering(held, survivor);
 
       // People who had no events yet.
       const plan = hrisStream(employers, { perEmployer: 10, firstPerson: 15, valid: 240, duplicates: 24, poison: 6, terminatedShare: 0.3, seed: 778 });
       plans.push(plan);
       const distinctBefore = await inboxCount(deployment.db);
       const distinct = plan.valid.length + plan.poison.length;
-      await produce(deployment, plan.messages);
-      // Killed once it has applied some of the stream itself (its first batch can commit after the
-      // other member's have passed 30 % of the stream) and while the stream is still going.
-      await expectEventually(
-        async () => {
-          expect(await inboxCount(deployment.db)).toBeGreaterThanOrEqual(distinctBefore + distinct * 0.3);
-          expect((await consumedBy(three)).applied).toBeGreaterThan(0);
-        },
-        { timeoutMs: 30_000, intervalMs: 10 },
-      );
-      const byThree = await consumedBy(three);
-      expect((await three.kill('SIGKILL')).signal).toBe('SIGKILL');
+      let byThree = { applied: 0 };
+      await produceAcrossStop(deployment, plan.messages, held.get('consumer-three') ?? [], async () => {
+        // Killed once it has applied some of the stream itself (its first batch can commit after
+        // the other member's have passed 30 % of the stream) and while the stream is still going.
+        await expectEventually(
+          async () => {
+            expect(await inboxCount(deployment.db)).toBeGreaterThanOrEqual(distinctBefore + distinct * 0.3);
+            expect((await consumedBy(three)).applied).toBeGreaterThan(0);
+          },
+          { timeoutMs: 30_000, intervalMs: 10 },
+        );
+        byThree = await consumedBy(three);
+        expect((await three.kill('SIGKILL')).signal).toBe('SIGKILL');
+        expect(await inboxCount(deployment.db)).toBeLessThan(distinctBefore + distinct); // killed mid-stream
+      });
       expect(byThree.applied).toBeGreaterThan(0);
-      expect(await inboxCount(deployment.db)).toBeLessThan(distinctBefore + distinct); // killed mid-stream
 
       await settled(deployment.db, distinctBefore + distinct);
       const outcome = await verify(deployment, survivor, employers, plans);
