@@ -1,4 +1,5 @@
 import { Client, ClientConfig } from 'pg';
+import { arrayLiteral } from './array-literal';
 
 /** Distinct statement texts one connection prepares at most; texts beyond run unnamed, as before. */
 export const MAX_PREPARED_PER_CONNECTION = 500;
@@ -25,6 +26,9 @@ const PLAN_CHANGED = '0A000';
  * must not change result type"; its name is then forgotten, so the next run prepares it afresh.
  * Off for connection poolers in transaction mode, which cannot keep a session's statements
  * (DATABASE_PREPARED_STATEMENTS=false).
+ *
+ * Array parameters of plain values go as the text of their literal (arrayLiteral), formatted
+ * once, instead of through node-postgres's own formatting.
  */
 export class PreparedStatementsClient extends Client {
   private readonly names = new Map<string, string>();
@@ -39,6 +43,7 @@ export class PreparedStatementsClient extends Client {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config !== 'string' || !Array.isArray(values) || values.length === 0) return super.query(config, values, callback);
+    values = values.map((value: unknown) => (Array.isArray(value) ? (arrayLiteral(value) ?? value) : value));
     const name = this.nameOf(config);
     if (name === undefined) return super.query(config, values, callback);
     const named = { name, text: config, values };
