@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, PartitionMetadata, Producer } from 'kafkajs';
 import { TopicNames } from '../topics';
 import { ReplicationSettings, replicationFor, writeProblems } from './replication';
+import { KeyedPartitioner } from './keyed-partitioner';
 
 export interface KafkaSettings extends ReplicationSettings {
   brokers: string[];
@@ -67,7 +68,13 @@ export class KafkaClient {
     this.producerConnection ??= this.connect(
       // kafkajs retries a timed-out produce request to the leader it knew, reading metadata again
       // only once it is older than `metadataMaxAge`: kept short, a retry finds the new leader.
-      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS }),
+      this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS,
+        createPartitioner: KeyedPartitioner,
+      }),
       () => (this.producerConnection = undefined),
     );
     return this.producerConnection;
