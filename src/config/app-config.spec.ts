@@ -68,4 +68,12 @@ describe('loadConfig', () => {
     expect(problems).toMatch(/PROVIDER_FAILURE_RATE/);
     expect(problems).toMatch(/PROVIDER_TIMEOUT_RATE must be a number from 0 to 1/);
   });
+
+  it('bounds the changes of one provider call by a whole number, 1,000 unless set', () => {
+    expect(loadConfig({}).PROVIDER_CALL_MAX_CHANGES).toBe(1_000);
+    expect(loadConfig({ PROVIDER_CALL_MAX_CHANGES: '25' }).PROVIDER_CALL_MAX_CHANGES).toBe(25);
+    for (const bad of ['0', '2.5', 'many', '100001']) {
+      expect(problemsOf({ PROVIDER_CALL_MAX_CHANGES: bad }).join('\n')).toMatch(/PROVIDER_CALL_MAX_CHANGES/);
+    }
+  });
 });

@@ -475,6 +475,17 @@ export class AppConfig {
   @Max(600_000)
   PROVIDER_TIMEOUT_MS = 30_000;
 
+  /**
+   * The most individual changes one provider call carries when the due groups of a benefit are
+   * folded together (a group is never split: a larger one goes alone). A failed call fails all
+   * it carries, so this bounds what one failure puts back behind a retry.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'PROVIDER_CALL_MAX_CHANGES must be a whole number from 1 to 100000' })
+  @Min(1)
+  @Max(100_000)
+  PROVIDER_CALL_MAX_CHANGES = 1_000;
+
   /** Data syncs a connection may start per hour (fixed window): allowed_refreshes. */
   @Transform(toInt)
   @IsInt()

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../src/config/app-config';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { ProviderEnrollmentConfiguration } from '../../src/domain/providers/provider-port';
 import { SandboxProviderAdapter } from '../../src/infrastructure/providers/sandbox/sandbox-provider.adapter';
@@ -680,6 +681,45 @@ describeWithPostgres('enrollments', () => {
         [f]: 'enrolled',
         [g]: 'unenrolled',
       });
+    });
+  });
+
+  describe('provider calls', () => {
+    it('folds the groups due together into calls of at most PROVIDER_CALL_MAX_CHANGES changes, never splitting a group', async () => {
+      const config = service.app.get(AppConfig);
+      const bound = config.PROVIDER_CALL_MAX_CHANGES;
+      config.PROVIDER_CALL_MAX_CHANGES = 3;
+      try {
+        clock.set('2026-10-10T12:00:00Z');
+        const plan = await createBenefit(employer, { type: '401k', description: 'Folded calls' });
+        const callsBefore = enrollCalls.length;
+        const [a, b, c, d, ...rest] = people;
+        const crowd = rest.slice(0, 4);
+        const onThe20th = (id: string) => ({ individual_id: id, configuration: { employee_deduction: percent(100), effective_date: '2026-10-20' } });
+        // Five requests, five groups due on one date: four of one individual, one of four (over the bound).
+        const requests = [[a], [b], [c], [d], crowd].map((ids) => enroll(employer, plan, ids.map(onThe20th)));
+        const jobs = [];
+        for (const request of requests) {
+          const res = await request;
+          expect(res.status).toBe(200);
+          jobs.push(res.body.job_id as string);
+        }
+        expect(enrollCalls.slice(callsBefore).filter((call) => call.benefitId === plan)).toEqual([]);
+
+        clock.set('2026-10-20T00:00:00Z');
+        service.app.get(JobSignal).nudge();
+        for (const job of jobs) expect((await waitForJob(employer, job, ['complete'])).body.every((r: { code: number }) => r.code === 200)).toBe(true);
+
+        const calls = enrollCalls.slice(callsBefore).filter((call) => call.benefitId === plan).map((call) => call.elements.map((e) => e.individual_id).sort());
+        // The group of four goes whole and alone; the four single groups fill two calls of at most three.
+        expect(calls.filter((ids) => ids.length > 3)).toEqual([[...crowd].sort()]);
+        const singles = calls.filter((ids) => ids.length <= 3);
+        expect(singles).toHaveLength(2);
+        expect(singles.flat().sort()).toEqual([a, b, c, d].sort());
+        expect(calls.flat()).toHaveLength(8);
+      } finally {
+        config.PROVIDER_CALL_MAX_CHANGES = bound;
+      }
     });
   });
 });

@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
 import { creationStateOf } from '../../domain/benefits/benefit-visibility';
 import { Connection } from '../../domain/connections/connection';
 import { EnrollmentChange, IndividualResult } from '../../domain/enrollments/enrollment-change';
 import { GroupWork } from '../../domain/enrollments/enrollment-ledger.repository';
+import { packIntoCalls } from '../../domain/enrollments/provider-calls';
 import { Job, RetryPolicy } from '../../domain/jobs/job';
 import { PROVIDER_BEHAVIOURS, ProviderBehaviours } from '../../domain/providers/provider-behaviour';
 import { employerRefOf } from '../../domain/providers/provider-port';
@@ -34,7 +36,7 @@ const WAIT_FOR_EARLIER_GROUP_MS = 10_000;
  */
 const WAIT_FOR_BENEFIT_MS = 10_000;
 
-/** Due groups leased and worked together: one provider call per benefit for all of them. */
+/** Due groups leased and worked together: one provider call per benefit (up to PROVIDER_CALL_MAX_CHANGES) for all of them. */
 export const GROUP_BATCH_SIZE = 500;
 /** Group batches one worker runs at once: two keep the provider busy while the other commits. */
 const GROUP_BATCHES_AT_ONCE = 2;
@@ -42,7 +44,8 @@ const GROUP_BATCHES_AT_ONCE = 2;
 /**
  * Works effective-date groups on their date (the worker leases them once `scheduled_at` passes
  * the clock), many at once, through each connection's provider behaviour: an Automated
- * provider gets one call per benefit for all its due groups and answers per individual; an
+ * provider gets one call per benefit for all its due groups (calls of at most
+ * PROVIDER_CALL_MAX_CHANGES changes) and answers per individual; an
  * Assisted provider's staff get each group as a task. A group waits, without spending a run,
  * for an earlier request's change of the same individuals and for its benefit's creation. The
  * results, the enrollment rows, the jobs' statuses, their sagas and the events commit with the
@@ -61,6 +64,7 @@ export class EnrollmentGroupHandler implements JobHandler {
     private readonly benefits: BenefitsRepository,
     private readonly retries: ProviderRetryPolicies,
     private readonly uow: UnitOfWork,
+    private readonly config: AppConfig,
     @Inject(PROVIDER_BEHAVIOURS) private readonly behaviours: ProviderBehaviours,
   ) {}
 
@@ -144,8 +148,9 @@ export class EnrollmentGroupHandler implements JobHandler {
       const key = `${item.job.connectionId}/${item.job.entityId}/${work.group.benefitId}`;
       folds.set(key, [...(folds.get(key) ?? []), { ...item, work }]);
     }
+    const calls = [...folds.values()].flatMap((fold) => packIntoCalls(fold, ({ work }) => work.changes.length, this.config.PROVIDER_CALL_MAX_CHANGES));
     await Promise.all(
-      [...folds.values()].map(async (fold) => {
+      calls.map(async (fold) => {
         const { connection, job: first, work: sample } = fold[0];
         const entity = connection.entities.find((e) => e.id === first.entityId)!;
         try {
