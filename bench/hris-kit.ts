@@ -178,12 +178,15 @@ export async function createEmployer(
 /**
  * Employers until their connection ids (the partition keys) cover `partitions` partitions of the
  * topic, or `max` employers: a stream over them keeps every partition of the group busy.
+ * `onePerPartition`: only the first employer of each partition is returned (the others stay in
+ * the service, unused), so every run streams over as many employers, people and partitions,
+ * not 7 to 12 employers on 3 to 6 partitions as random keys fall.
  */
 export async function employersCoveringPartitions(
   baseUrl: string,
   auth: ServiceAuth,
   topic: string,
-  options: { employees: number; policy: (index: number) => boolean; min: number; max: number; partitions?: number },
+  options: { employees: number; policy: (index: number) => boolean; min: number; max: number; partitions?: number; onePerPartition?: boolean },
 ): Promise<Employer[]> {
   const wanted = Math.min(options.partitions ?? PARTITIONS, PARTITIONS);
   const employers = await Promise.all(
@@ -193,7 +196,13 @@ export async function employersCoveringPartitions(
   while (covered() < wanted && employers.length < options.max) {
     employers.push(await createEmployer(baseUrl, auth, { employees: options.employees, policy: options.policy(employers.length) }));
   }
-  return employers;
+  if (!options.onePerPartition) return employers;
+  const first = new Map<number, Employer>();
+  for (const employer of employers) {
+    const partition = partitionOf(employer.connectionId, topic);
+    if (!first.has(partition)) first.set(partition, employer);
+  }
+  return [...first.values()];
 }
 
 /** The partition a key goes to (the producer's default partitioner). */
