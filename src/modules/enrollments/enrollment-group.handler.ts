@@ -146,7 +146,9 @@ export class EnrollmentGroupHandler implements JobHandler {
         continue;
       }
       const key = `${item.job.connectionId}/${item.job.entityId}/${work.group.benefitId}`;
-      folds.set(key, [...(folds.get(key) ?? []), { ...item, work }]);
+      const fold = folds.get(key);
+      if (fold) fold.push({ ...item, work });
+      else folds.set(key, [{ ...item, work }]);
     }
     const calls = [...folds.values()].flatMap((fold) => packIntoCalls(fold, ({ work }) => work.changes.length, this.config.PROVIDER_CALL_MAX_CHANGES));
     await Promise.all(
