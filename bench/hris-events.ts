@@ -614,7 +614,7 @@ const latencyCells = (l: Latencies) => [l.p50_ms, l.p99_ms, l.max_ms];
 
 /** Statements of the service that are not the consumer path's (the bench's own reads are told apart too). */
 function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined {
-  if (/outbox_lanes|published_at = now\(\)|FROM outbox_messages\s+WHERE lane|DELETE FROM (outbox_messages|inbox_messages)/.test(query)) return 'relay';
+  if (/outbox_lanes|outbox_pending|DELETE FROM (outbox_messages|inbox_messages)/.test(query)) return 'relay';
   if (/SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM jobs|kind = 'internal' AND status NOT IN/.test(query)) return 'worker';
   // The table upkeep (where autovacuum is off) is background work too.
   if (/^\s*(VACUUM|ANALYZE)\b|FROM pg_stat_user_tables s JOIN pg_class c|current_setting\('autovacuum'\)|FROM pg_settings WHERE name = ANY/.test(query)) return 'worker';

@@ -783,7 +783,7 @@ export async function progressOf(db: DataSource): Promise<Progress> {
   const [state] = await db.query(
     `SELECT (SELECT count(*) FROM inbox_messages WHERE consumer = $1)::int AS inbox,
             (SELECT count(*) FROM jobs WHERE type = ANY($2::text[]) AND status IN ('pending', 'in_progress'))::int AS open_jobs,
-            (SELECT count(*) FROM outbox_messages WHERE published_at IS NULL)::int AS unpublished`,
+            (SELECT count(*) FROM outbox_pending)::int AS unpublished`,
     [HRIS_CONSUMER, ENROLLMENT_JOB_TYPES],
   );
   return { inbox: state.inbox, openJobs: state.open_jobs, unpublished: state.unpublished };

@@ -20,6 +20,7 @@ import { ChangeNotifications1797200000000 } from './migrations/1797200000000-cha
 import { JobsWithoutHolderIndex1797300000000 } from './migrations/1797300000000-jobs-without-holder-index';
 import { OutboxBodiesAsJson1797400000000 } from './migrations/1797400000000-outbox-bodies-as-json';
 import { QueueRowsWithoutForeignKeys1797500000000 } from './migrations/1797500000000-queue-rows-without-foreign-keys';
+import { OutboxPendingQueue1797600000000 } from './migrations/1797600000000-outbox-pending-queue';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   JobsWithoutHolderIndex1797300000000,
   OutboxBodiesAsJson1797400000000,
   QueueRowsWithoutForeignKeys1797500000000,
+  OutboxPendingQueue1797600000000,
 ];

@@ -2,6 +2,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { EnrollmentWritePath1797100000000 } from '../../../src/infrastructure/database/migrations/1797100000000-enrollment-write-path';
 import { OutboxBodiesAsJson1797400000000 } from '../../../src/infrastructure/database/migrations/1797400000000-outbox-bodies-as-json';
 import { QueueRowsWithoutForeignKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-foreign-keys';
+import { OutboxPendingQueue1797600000000 } from '../../../src/infrastructure/database/migrations/1797600000000-outbox-pending-queue';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 
@@ -89,5 +90,33 @@ describeWithPostgres('migrations of the write path', () => {
       // A message written without headers still gets an empty object.
       await insert('fresh', '{}');
       expect(await runner.query(`SELECT headers::text FROM outbox_messages WHERE message_key = 'fresh'`)).toEqual([{ headers: '{}' }]);
+    }));
+
+  it('1797600000000 moves what is left to publish to outbox_pending, with its attempts, and its down step marks the rest published', () =>
+    withRunner(async (runner) => {
+      const migration = new OutboxPendingQueue1797600000000();
+      const insert = (key: string) =>
+        runner.query(`INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload) VALUES (gen_random_uuid(), 't', $1, 7, 'T', '{}') RETURNING id`, [key]);
+      await runner.query(`DELETE FROM outbox_pending`);
+      await runner.query(`DELETE FROM outbox_messages`);
+      await insert('sent');
+      const [failing] = await insert('failing');
+      await runner.query(`INSERT INTO outbox_pending (lane, id, attempts, last_error) VALUES (7, $1, 2, 'broker down')`, [failing.id]);
+
+      await migration.down(runner);
+      expect(await runner.query(`SELECT message_key, published_at IS NOT NULL AS published, attempts, last_error FROM outbox_messages ORDER BY id`)).toEqual([
+        { message_key: 'sent', published: true, attempts: 1, last_error: null },
+        { message_key: 'failing', published: false, attempts: 2, last_error: 'broker down' },
+      ]);
+      expect(await runner.query(`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'outbox_pending'`)).toEqual([{ n: 0 }]);
+      await runner.query(`UPDATE outbox_messages SET attempts = 3 WHERE message_key = 'failing'`);
+
+      await migration.up(runner);
+      expect(await runner.query(`SELECT lane, id, attempts, last_error FROM outbox_pending`)).toEqual([{ lane: 7, id: failing.id, attempts: 3, last_error: 'broker down' }]);
+      expect(
+        (await runner.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'outbox_messages' ORDER BY column_name`)).map(
+          (r: { column_name: string }) => r.column_name,
+        ),
+      ).toEqual(['created_at', 'headers', 'id', 'lane', 'message_id', 'message_key', 'payload', 'topic', 'type']);
     }));
 });

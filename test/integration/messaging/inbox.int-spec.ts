@@ -137,14 +137,15 @@ describeWithPostgres('inbox and dead letters (PostgreSQL)', () => {
     expect(await inboxRows(poisonId)).toHaveLength(1);
 
     const [dlq] = await dataSource.query(
-      `SELECT topic, message_key, type, payload, headers, published_at FROM outbox_messages WHERE message_id = $1`,
+      `SELECT m.topic, m.message_key, m.type, m.payload, m.headers, p.id IS NOT NULL AS pending
+       FROM outbox_messages m LEFT JOIN outbox_pending p ON p.lane = m.lane AND p.id = m.id WHERE m.message_id = $1`,
       [deadLetter.id],
     );
     expect(dlq).toMatchObject({
       topic: `${TOPIC}.dlq`,
       message_key: 'emp-1',
       type: 'DeadLetter',
-      published_at: null,
+      pending: true,
       payload: {
         dead_letter_id: deadLetter.id,
         reason: 'seq 5 is not acceptable',
@@ -198,7 +199,7 @@ describeWithPostgres('inbox and dead letters (PostgreSQL)', () => {
       await dataSource.query(`SELECT reason FROM dead_letters WHERE consumer = $1`, [handler.consumer]),
     ).toEqual([{ reason: 'seq 2 is not acceptable' }]);
     expect(
-      await dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages WHERE published_at IS NULL`),
+      await dataSource.query(`SELECT count(*)::int AS n FROM outbox_pending`),
     ).toEqual([{ n: 0 }]);
   });
 

@@ -15,7 +15,7 @@ export interface OutboxRelaySettings {
   leaseMs: number;
   /** Lanes one relay leases per round; the rest stay free for other instances. */
   lanesPerRound: number;
-  /** Published rows older than this are purged. */
+  /** Published messages written longer ago than this are purged. */
   retentionDays: number;
   /** Inbox rows (consumed message ids) older than this are purged: the dedupe window. */
   inboxRetentionDays: number;
@@ -111,36 +111,38 @@ export class OutboxRelay {
   /**
    * Leases free lanes that have work and reads their oldest rows (one statement), publishes
    * them, then marks them published and releases the lanes (one statement). `full` when the
-   * round hit its row or lane limit, so more may be waiting. The oldest rows are read lane by
-   * lane from the pending index and merged: read across lanes at once, the planner, once the
-   * table is analyzed, walks the primary key in id order instead and passes over every
-   * published row still kept (a week of them) before it finds the first pending one.
+   * round hit its row or lane limit, so more may be waiting. The queue of what is left to
+   * publish is `outbox_pending (lane, id)`, read lane by lane in id order and merged; marking
+   * a message published deletes its queue row and leaves the message itself untouched.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
-    const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
+    const rows: (OutboxRow & { lane: number; lanes: number[] })[] = await this.dataSource.query(
       `WITH leased AS (
          UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + ($2 || ' milliseconds')::interval
          WHERE lane IN (
            SELECT l.lane FROM outbox_lanes l
            WHERE l.lease_until < now()
-             AND EXISTS (SELECT 1 FROM outbox_messages m WHERE m.lane = l.lane AND m.published_at IS NULL)
+             AND EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = l.lane)
            ORDER BY random()
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
          RETURNING lane)
        SELECT l.lanes, m.* FROM (SELECT array_agg(lane) AS lanes FROM leased) AS l
          LEFT JOIN LATERAL (
-           SELECT p.* FROM unnest(l.lanes) AS k(lane)
-             CROSS JOIN LATERAL (
-               SELECT id, message_id, topic, message_key, type, payload::text AS value, headers FROM outbox_messages
-               WHERE lane = k.lane AND published_at IS NULL ORDER BY id LIMIT $4) AS p
+           SELECT p.id, k.lane, o.message_id, o.topic, o.message_key, o.type, o.payload::text AS value, o.headers
+           FROM unnest(l.lanes) AS k(lane)
+             CROSS JOIN LATERAL (SELECT p.id FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
+             LEFT JOIN outbox_messages o ON o.id = p.id
            ORDER BY p.id LIMIT $4) AS m ON true`,
       [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
     );
     const lanes: number[] = rows[0]?.lanes ?? [];
     if (lanes.length === 0) return { published: 0, full: false };
-    const found = rows.filter((r) => r.id !== null);
-    const ids = found.map((r) => r.id);
+    const queued = rows.filter((r) => r.id !== null);
+    // A queue row whose message was deleted by hand has nothing to publish; it is dropped with the rest.
+    const found = queued.filter((r) => r.message_id !== null);
+    // outbox_pending's key, (lane, id), as two arrays.
+    const keys = [queued.map((r) => r.lane), queued.map((r) => r.id)];
     try {
       if (found.length > 0) {
         await this.transport.publish(
@@ -149,20 +151,22 @@ export class OutboxRelay {
       }
     } catch (error) {
       await this.dataSource.query(
-        `WITH failed AS (UPDATE outbox_messages SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[]))
-         UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($3::smallint[]) AND leased_by = $4`,
-        [ids, String((error as Error).message).slice(0, 2000), lanes, this.owner],
+        `WITH failed AS (
+           UPDATE outbox_pending p SET attempts = p.attempts + 1, last_error = $3
+           FROM unnest($1::smallint[], $2::bigint[]) AS k(lane, id) WHERE p.lane = k.lane AND p.id = k.id)
+         UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($4::smallint[]) AND leased_by = $5`,
+        [...keys, String((error as Error).message).slice(0, 2000), lanes, this.owner],
       );
       throw error;
     }
     await this.dataSource.query(
       `WITH published AS (
-         UPDATE outbox_messages SET published_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::bigint[]))
-       UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($2::smallint[]) AND leased_by = $3`,
-      [ids, lanes, this.owner],
+         DELETE FROM outbox_pending p USING unnest($1::smallint[], $2::bigint[]) AS k(lane, id) WHERE p.lane = k.lane AND p.id = k.id)
+       UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($3::smallint[]) AND leased_by = $4`,
+      [...keys, lanes, this.owner],
     );
     for (const r of found) this.metrics.outboxPublished.inc({ topic: r.topic });
-    return { published: found.length, full: found.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
+    return { published: found.length, full: queued.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
   }
 
   /** Frees the lanes of holders known to be dead; answers how many. */
@@ -175,7 +179,7 @@ export class OutboxRelay {
 
   /** Rows committed and not yet published. */
   async pendingCount(): Promise<number> {
-    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages WHERE published_at IS NULL`);
+    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM outbox_pending`);
     this.metrics.outboxPending.set(row.n);
     return row.n;
   }
@@ -185,8 +189,11 @@ export class OutboxRelay {
     if (now - this.lastPurge < 10 * 60_000) return;
     this.lastPurge = now;
     await this.pendingCount();
+    // Kept by age; a message still pending stays whatever its age.
     await this.purge(`DELETE FROM outbox_messages WHERE id IN (
-       SELECT id FROM outbox_messages WHERE published_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.retentionDays);
+       SELECT m.id FROM outbox_messages m
+       WHERE m.created_at < now() - ($1 || ' days')::interval AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.id)
+       LIMIT 10000)`, this.settings.retentionDays);
     // The inbox is the relay's upkeep too: the messaging side of the service runs it.
     await this.purge(`DELETE FROM inbox_messages WHERE (consumer, scope, message_id) IN (
        SELECT consumer, scope, message_id FROM inbox_messages WHERE received_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.inboxRetentionDays);

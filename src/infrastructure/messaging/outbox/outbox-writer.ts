@@ -6,8 +6,9 @@ import { laneOf } from './outbox-lane';
 import { OutboxSignal } from './outbox-signal';
 
 /**
- * Writes messages to the outbox inside the caller's transaction. Nothing reaches a transport
- * from here: the relay publishes after commit, so a rollback publishes nothing.
+ * Writes messages to the outbox inside the caller's transaction, each with its place in the
+ * relay's queue (`outbox_pending`). Nothing reaches a transport from here: the relay publishes
+ * after commit, so a rollback publishes nothing.
  *
  * The whole set travels as one JSON text read by `json_to_recordset`: one statement text
  * whatever the count (prepared once, planned once), and each payload stored as the very text
@@ -27,10 +28,14 @@ export class OutboxWriter {
       const headers = { ...m.headers, [HEADER.messageId]: id, [HEADER.messageType]: m.type };
       return { message_id: id, topic: m.topic, message_key: m.key, lane: laneOf(m.key), type: m.type, payload: m.payload, headers };
     });
+    // Each message is queued for the relay in outbox_pending by the same statement.
     await manager.query(
-      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload, headers)
-       SELECT u.message_id, u.topic, u.message_key, u.lane, u.type, u.payload, u.headers
-       FROM json_to_recordset($1::json) AS u(message_id uuid, topic text, message_key text, lane smallint, type text, payload json, headers json)`,
+      `WITH written AS (
+         INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload, headers)
+         SELECT u.message_id, u.topic, u.message_key, u.lane, u.type, u.payload, u.headers
+         FROM json_to_recordset($1::json) AS u(message_id uuid, topic text, message_key text, lane smallint, type text, payload json, headers json)
+         RETURNING lane, id)
+       INSERT INTO outbox_pending (lane, id) SELECT lane, id FROM written`,
       [JSON.stringify(rows)],
     );
     // Wakes the relay early; harmless if the transaction later rolls back.
