@@ -264,6 +264,40 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     );
   });
 
+  it("fetches only the round's messages, not every leased lane's share of a backlog", async () => {
+    // A week of published messages is kept; 1,000 pending on many lanes; a round takes 100 of them.
+    await dataSource.query(
+      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload)
+       SELECT gen_random_uuid(), $1, 'old-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 30000) AS n`,
+      [TOPIC],
+    );
+    await dataSource.query(`ANALYZE outbox_messages`);
+    await write(Array.from({ length: 1000 }, (_, n) => message(`backlog-${n % 200}`, n)));
+    const read = jest.spyOn(dataSource, 'query');
+    const transport = new RecordingTransport();
+    expect(await newRelay(transport, { batchSize: 100 }).publishRound()).toBe(100);
+    const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('WITH leased'))!;
+    read.mockRestore();
+    await dataSource.query(`UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch'`);
+    const runner = dataSource.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params as unknown[]);
+      await runner.rollbackTransaction();
+      // Every lookup of a message by its id, whatever node the planner makes of it.
+      const lookups: number[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (node['Relation Name'] === 'outbox_messages') lookups.push(Number(node['Actual Loops']) * Number(node['Actual Rows']));
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk(plan[0].Plan);
+      expect(lookups.length).toBeGreaterThan(0);
+      expect(lookups.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(100);
+    } finally {
+      await runner.release();
+    }
+  });
+
   it('drops a queue row whose message was deleted by hand, and publishes the rest of its lane', async () => {
     const [gone, kept] = await write([message('orphan', 1), message('orphan', 2)]);
     await dataSource.query(`DELETE FROM outbox_messages WHERE message_id = $1`, [gone]);

@@ -112,8 +112,10 @@ export class OutboxRelay {
    * Leases free lanes that have work and reads their oldest rows (one statement), publishes
    * them, then marks them published and releases the lanes (one statement). `full` when the
    * round hit its row or lane limit, so more may be waiting. The queue of what is left to
-   * publish is `outbox_pending (lane, id)`, read lane by lane in id order and merged; marking
-   * a message published deletes its queue row and leaves the message itself untouched.
+   * publish is `outbox_pending (lane, id)`, read lane by lane in id order and merged; only the
+   * round's ids, once chosen, are joined to their messages (a backlog of many lanes would
+   * otherwise fetch every lane's whole share of payloads). Marking a message published deletes
+   * its queue row and leaves the message itself untouched.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
     const rows: (OutboxRow & { lane: number; lanes: number[] })[] = await this.dataSource.query(
@@ -129,11 +131,13 @@ export class OutboxRelay {
          RETURNING lane)
        SELECT l.lanes, m.* FROM (SELECT array_agg(lane) AS lanes FROM leased) AS l
          LEFT JOIN LATERAL (
-           SELECT p.id, k.lane, o.message_id, o.topic, o.message_key, o.type, o.payload::text AS value, o.headers
-           FROM unnest(l.lanes) AS k(lane)
-             CROSS JOIN LATERAL (SELECT p.id FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
-             LEFT JOIN outbox_messages o ON o.id = p.id
-           ORDER BY p.id LIMIT $4) AS m ON true`,
+           SELECT q.id, q.lane, o.message_id, o.topic, o.message_key, o.type, o.payload::text AS value, o.headers
+           FROM (
+             SELECT p.id, k.lane FROM unnest(l.lanes) AS k(lane)
+               CROSS JOIN LATERAL (SELECT p.id FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
+             ORDER BY p.id LIMIT $4) AS q
+             LEFT JOIN outbox_messages o ON o.id = q.id
+           ORDER BY q.id) AS m ON true`,
       [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
     );
     const lanes: number[] = rows[0]?.lanes ?? [];
