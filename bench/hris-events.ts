@@ -140,15 +140,39 @@ export interface RawRun {
 
 /**
  * Rounds of the measured comparison: in each, the service over `events`, then the raw pipeline
- * over as many, consumed after they were produced and as they are produced. Each side's figure is
- * its median round. The raw pipeline is bound by round trips, not CPU, and one run of it varied by
+ * over as many, consumed after they were produced and as they are produced, each on a settled
+ * server (settle). Each side's figure is its median round. The raw pipeline is bound by round trips, not CPU, and one run of it varied by
  * up to 40 % from the next on this machine (two in one benchmark run: about 4,500 and 6,200
  * events/s); the service's runs varied by 10–15 %.
  */
-const ROUNDS = 3;
+const ROUNDS = 5;
 
-/** Seeds of the service's measured runs, one per round: each round's events are new to the inbox. */
-const THROUGHPUT_SEEDS = [2026, 2036, 2046];
+/** Seed of the service's measured run in round `n` (from 1): each round's events are new to the inbox. */
+const throughputSeed = (n: number): number => 2016 + 10 * n;
+
+/** The longest a round waits for the server's background work to end before it starts. */
+const SETTLE_LIMIT_MS = 30_000;
+
+/**
+ * Waits until the server does no background work on the tables: a checkpoint, then no
+ * autovacuum worker and no VACUUM or ANALYZE running (the service's table upkeep), for at most
+ * SETTLE_LIMIT_MS. Each side of a round then starts on a quiet server: otherwise the cleanup of
+ * one side's writes (the service's queue tables) runs during, and is charged to, the other side.
+ * Answers the milliseconds waited.
+ */
+async function settle(db: DataSource): Promise<number> {
+  const started = Date.now();
+  await db.query(`CHECKPOINT`);
+  while (Date.now() - started < SETTLE_LIMIT_MS) {
+    const [{ n }] = await db.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE pid <> pg_backend_pid() AND (backend_type = 'autovacuum worker' OR query ~* '^\\s*(VACUUM|ANALYZE)\\y') AND state <> 'idle'`,
+    );
+    if (n === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return Date.now() - started;
+}
 
 /** The run of the median rate, with every round's rate in order. */
 function medianOf<T>(runs: readonly T[], rate: (run: T) => number): T & { repetitions: number[] } {
@@ -751,12 +775,17 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const services: ThroughputRun[] = [];
     const raws: RawRun[] = [];
     const rawsProduced: RawRun[] = [];
+    let settled = 0;
     for (let n = 1; n <= ROUNDS; n++) {
       console.log(`round ${n} of ${ROUNDS}: the service over ${events} events, then the raw pipeline over as many, consumed after and as produced ...`);
-      services.push(await throughputRun(scope, database.db, service, employers, events, { seed: THROUGHPUT_SEEDS[n - 1] }));
+      settled += await settle(database.db);
+      services.push(await throughputRun(scope, database.db, service, employers, events, { seed: throughputSeed(n) }));
+      settled += await settle(database.db);
       raws.push(await rawBaseline(scope, database.url, events, n));
+      settled += await settle(database.db);
       rawsProduced.push(await rawAsProduced(scope, database.url, employers, events, n));
     }
+    console.log(`(waited ${round(settled / 1000, 1)} s in all for the server's background work to end before each timed run)`);
     const throughput = medianOf(services, (r) => r.end_to_end_events_per_second);
     const raw = medianOf(raws, (r) => r.events_per_second);
     const rawProduced = medianOf(rawsProduced, (r) => r.events_per_second);
