@@ -141,9 +141,9 @@ export interface RawRun {
 /**
  * Rounds of the measured comparison: in each, the service over `events`, then the raw pipeline
  * over as many, consumed after they were produced and as they are produced, each on a settled
- * server (settle). Each side's figure is its median round. The raw pipeline is bound by round trips, not CPU, and one run of it varied by
- * up to 40 % from the next on this machine (two in one benchmark run: about 4,500 and 6,200
- * events/s); the service's runs varied by 10–15 %.
+ * server (settle). Each side's figure is its median round. The raw pipeline is bound by round
+ * trips, not CPU, and one run of it varied by up to 40 % from the next on this machine (two in
+ * one benchmark run: about 4,500 and 6,200 events/s); the service's runs varied by 10–15 %.
  */
 const ROUNDS = 5;
 

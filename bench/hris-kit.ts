@@ -192,17 +192,19 @@ export async function employersCoveringPartitions(
   const employers = await Promise.all(
     Array.from({ length: options.min }, (_, i) => createEmployer(baseUrl, auth, { employees: options.employees, policy: options.policy(i) })),
   );
-  const covered = () => new Set(employers.map((e) => partitionOf(e.connectionId, topic))).size;
-  while (covered() < wanted && employers.length < options.max) {
-    employers.push(await createEmployer(baseUrl, auth, { employees: options.employees, policy: options.policy(employers.length) }));
-  }
-  if (!options.onePerPartition) return employers;
-  const first = new Map<number, Employer>();
-  for (const employer of employers) {
+  // The first employer made on each partition, kept as they are made.
+  const firstOf = new Map<number, Employer>();
+  const note = (employer: Employer) => {
     const partition = partitionOf(employer.connectionId, topic);
-    if (!first.has(partition)) first.set(partition, employer);
+    if (!firstOf.has(partition)) firstOf.set(partition, employer);
+  };
+  employers.forEach(note);
+  while (firstOf.size < wanted && employers.length < options.max) {
+    const employer = await createEmployer(baseUrl, auth, { employees: options.employees, policy: options.policy(employers.length) });
+    employers.push(employer);
+    note(employer);
   }
-  return [...first.values()];
+  return options.onePerPartition ? [...firstOf.values()] : employers;
 }
 
 /** The partition a key goes to (the producer's default partitioner). */

@@ -43,6 +43,26 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
 
   const write = (messages: OutboundMessage[]) => dataSource.transaction((manager) => writer.append(manager, messages));
 
+  /** A week of published messages, kept for the retention window. */
+  const keepPublishedMessages = () =>
+    dataSource.query(
+      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload)
+       SELECT gen_random_uuid(), $1, 'old-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 30000) AS n`,
+      [TOPIC],
+    );
+
+  /** The relay's lease-and-read statement and its parameters, as `publish` sent it. */
+  const relayRead = async (publish: () => Promise<unknown>): Promise<[string, unknown[]]> => {
+    const read = jest.spyOn(dataSource, 'query');
+    try {
+      await publish();
+      const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('WITH leased'))!;
+      return [sql, params as unknown[]];
+    } finally {
+      read.mockRestore();
+    }
+  };
+
   const outboxState = (ids: string[]): Promise<OutboxState[]> =>
     dataSource.query(
       `SELECT m.message_id, p.id IS NULL AS published, p.attempts, p.last_error
@@ -266,23 +286,16 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
 
   it("fetches only the round's messages, not every leased lane's share of a backlog", async () => {
     // A week of published messages is kept; 1,000 pending on many lanes; a round takes 100 of them.
-    await dataSource.query(
-      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload)
-       SELECT gen_random_uuid(), $1, 'old-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 30000) AS n`,
-      [TOPIC],
-    );
+    await keepPublishedMessages();
     await dataSource.query(`ANALYZE outbox_messages`);
     await write(Array.from({ length: 1000 }, (_, n) => message(`backlog-${n % 200}`, n)));
-    const read = jest.spyOn(dataSource, 'query');
-    const transport = new RecordingTransport();
-    expect(await newRelay(transport, { batchSize: 100 }).publishRound()).toBe(100);
-    const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('WITH leased'))!;
-    read.mockRestore();
+    const relay = newRelay(new RecordingTransport(), { batchSize: 100 });
+    const [sql, params] = await relayRead(async () => expect(await relay.publishRound()).toBe(100));
     await dataSource.query(`UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch'`);
     const runner = dataSource.createQueryRunner();
     try {
       await runner.startTransaction();
-      const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params as unknown[]);
+      const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
       await runner.rollbackTransaction();
       // Every lookup of a message by its id, whatever node the planner makes of it.
       const lookups: number[] = [];
@@ -317,12 +330,7 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
   });
 
   it('reads pending rows from the pending queue, never past the published messages kept, custom plan or generic', async () => {
-    // A week of published messages is kept.
-    await dataSource.query(
-      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload)
-       SELECT gen_random_uuid(), $1, 'old-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 30000) AS n`,
-      [TOPIC],
-    );
+    await keepPublishedMessages();
     // Statistics taken during a backlog (a quarter of the messages pending), published since.
     await dataSource.query(
       `WITH backlog AS (
@@ -335,20 +343,17 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     await dataSource.query(`ANALYZE outbox_pending`);
     await dataSource.query(`DELETE FROM outbox_pending`);
     const ids = await write([1, 2, 3, 4, 5].map((seq) => message(`new-${seq}`, seq)));
-    const read = jest.spyOn(dataSource, 'query');
     const transport = new RecordingTransport();
+    const relay = newRelay(transport);
 
-    expect(await newRelay(transport).publishRound()).toBe(5);
+    const [sql, params] = await relayRead(async () => expect(await relay.publishRound()).toBe(5));
     expect(transport.published.map((m) => m.messageId).sort()).toEqual([...ids].sort());
-
-    const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('WITH leased'))!;
-    read.mockRestore();
     const runner = dataSource.createQueryRunner();
     try {
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await runner.query(`SET plan_cache_mode = ${mode}`);
         await runner.query(`PREPARE relay_read(text, text, int, int) AS ${sql}`);
-        const literals = (params as unknown[]).map((p) => `'${String(p).replace(/'/g, "''")}'`).join(', ');
+        const literals = params.map((p) => `'${String(p).replace(/'/g, "''")}'`).join(', ');
         const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (FORMAT JSON) EXECUTE relay_read(${literals})`);
         await runner.query(`DEALLOCATE relay_read`);
         const text = JSON.stringify(plan);

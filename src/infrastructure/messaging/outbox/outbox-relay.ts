@@ -28,6 +28,7 @@ const LINGER_MS = 25;
 
 interface OutboxRow {
   id: string;
+  lane: number;
   message_id: string;
   topic: string;
   message_key: string;
@@ -118,7 +119,7 @@ export class OutboxRelay {
    * its queue row and leaves the message itself untouched.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
-    const rows: (OutboxRow & { lane: number; lanes: number[] })[] = await this.dataSource.query(
+    const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
       `WITH leased AS (
          UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + ($2 || ' milliseconds')::interval
          WHERE lane IN (
