@@ -8,7 +8,7 @@ import { addDays, payPeriodOf } from '../../../src/infrastructure/providers/sand
 import { isPaidInPeriod } from '../../../src/infrastructure/providers/sandbox/sandbox-pay-run';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
-import { catalogue, sandboxEmployer, statementProblems, sum } from './sandbox-test-kit';
+import { catalogue, fixedDeduction, sandboxEmployer, statementProblems, sum } from './sandbox-test-kit';
 
 const TODAY = '2026-06-01';
 const ALL_TIME = ['0001-01-01', '9999-12-31'] as const;
@@ -290,13 +290,7 @@ describeWithPostgres('sandbox employer store (PostgreSQL)', () => {
       const enrolled = new Set((await store.enrollmentsInForce(ref, '2026-06-12', { benefitId: medical.benefit_id })).map((e) => e.individual_id));
       const people = await store.employments(ref, (await store.directory(ref, { limit: 100, offset: 0 })).items.map((d) => d.id));
       const newcomer = people.find((e) => e.is_active && e.employment.subtype === 'full_time' && !enrolled.has(e.id))!;
-      const configuration = (amount: number) => ({
-        employee_deduction: { type: 'fixed' as const, amount },
-        company_contribution: null,
-        annual_maximum: null,
-        catch_up: false,
-        hsa_contribution_limit: null,
-      });
+      const configuration = fixedDeduction;
       const medicalOf = async (payment: PaymentRecord) =>
         (await allStatements(ref, payment.id)).find((s) => s.individual_id === newcomer.id)!.employee_deductions.filter((d) => d.type === 's125_medical');
 

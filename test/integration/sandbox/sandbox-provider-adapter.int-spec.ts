@@ -8,7 +8,7 @@ import { SandboxEmployerStore } from '../../../src/infrastructure/providers/sand
 import { SandboxProviderAdapter } from '../../../src/infrastructure/providers/sandbox/sandbox-provider.adapter';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
-import { catalogue, sandboxEmployer, sum } from './sandbox-test-kit';
+import { catalogue, fixedDeduction, sandboxEmployer, sum } from './sandbox-test-kit';
 
 describeWithPostgres('sandbox provider adapter (PostgreSQL)', () => {
   let dataSource: DataSource;
@@ -50,6 +50,44 @@ describeWithPostgres('sandbox provider adapter (PostgreSQL)', () => {
     expect(payments.length).toBeGreaterThan(0);
     expect(payments.every((p) => p.pay_date >= '2026-01-01' && p.pay_date <= '2026-06-01')).toBe(true);
     expect(await adapter.payments(ref, '2020-01-01', '2020-12-31')).toEqual([]);
+  });
+
+  it('applies a batch of changes in one call: the known individuals enrolled, the others answered 404, an unknown benefit refused whole', async () => {
+    const ref = await sandboxEmployer(dataSource, { employeeSize: 6 });
+    const [benefit] = await adapter.benefits(ref);
+    const ids = (await adapter.directory(ref, { limit: 100, offset: 0 })).items.map((d) => d.id);
+    const unknownId = '0b6f8a8e-3c1d-4e5f-8a9b-0c1d2e3f4a5b';
+    const configuration = fixedDeduction;
+    const changes = [
+      { individual_id: ids[0].toUpperCase(), effective_date: '2026-07-01', configuration: configuration(100) },
+      { individual_id: unknownId, effective_date: '2026-07-01', configuration: configuration(200) },
+      { individual_id: 'not-an-id', effective_date: '2026-07-01', configuration: configuration(300) },
+      { individual_id: ids[1], effective_date: '2026-07-01', configuration: configuration(400) },
+      // The same individual and date again in one call: the last configuration stands.
+      { individual_id: ids[1], effective_date: '2026-07-01', configuration: configuration(500) },
+    ];
+    const answers = await adapter.applyChanges(ref, benefit.benefit_id, changes);
+    expect(answers.map((a) => [a.individual_id, a.code])).toEqual([
+      [ids[0].toUpperCase(), 200],
+      [unknownId, 404],
+      ['not-an-id', 404],
+      [ids[1], 200],
+      [ids[1], 200],
+    ]);
+    const inForce = async () =>
+      new Map((await adapter.enrollments(ref, benefit.benefit_id, '2026-07-01', [ids[0], ids[1]])).map((e) => [e.individual_id, e.configuration.employee_deduction?.amount]));
+    expect(await inForce()).toEqual(new Map([[ids[0], 100], [ids[1], 500]]));
+    // A retried call writes the same rows again, and answers the same.
+    expect((await adapter.applyChanges(ref, benefit.benefit_id, changes)).map((a) => a.code)).toEqual([200, 404, 404, 200, 200]);
+
+    // An unknown benefit: the call fails and writes nothing, as a provider refusing it would.
+    const unknownBenefit = '7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    const refused = await adapter.applyChanges(ref, unknownBenefit, [{ individual_id: ids[2], effective_date: '2026-07-01', configuration: configuration(1) }]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).message).toContain(unknownBenefit);
+    expect(await dataSource.query(`SELECT 1 FROM sandbox_enrollments WHERE benefit_id = $1`, [unknownBenefit])).toEqual([]);
+    // Nobody it knows, no benefit it knows: each individual is simply not found.
+    expect((await adapter.applyChanges(ref, unknownBenefit, [{ individual_id: unknownId, effective_date: '2026-07-01', configuration: configuration(1) }])).map((a) => a.code)).toEqual([404]);
   });
 
   it('knows each provider from the catalogue: Assisted or Automated, and refuses an unknown one', async () => {

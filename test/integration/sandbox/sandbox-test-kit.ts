@@ -7,6 +7,15 @@ import { ConnectionsRepository } from '../../../src/infrastructure/database/repo
 
 export const catalogue = new ProviderCatalogue();
 
+/** An enrollment's configuration with a fixed employee deduction of `amount` cents, nothing else. */
+export const fixedDeduction = (amount: number) => ({
+  employee_deduction: { type: 'fixed' as const, amount },
+  company_contribution: null,
+  annual_maximum: null,
+  catch_up: false,
+  hsa_contribution_limit: null,
+});
+
 /** A sandbox connection with one entity, as POST /sandbox/connections leaves it; its employer's ref. */
 export async function sandboxEmployer(
   dataSource: DataSource,

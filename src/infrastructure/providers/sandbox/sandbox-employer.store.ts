@@ -352,11 +352,7 @@ export class SandboxEmployerStore {
   ): Promise<void> {
     await this.ensureEmployer(ref);
     if (!UUID.test(benefitId) || !(await this.benefit(ref, benefitId))) throw invalidRequest(`Unknown benefit ${benefitId}`);
-    const badDates = enrollments.filter((e) => !isIsoDate(e.effective_date)).map((e) => e.effective_date);
-    if (badDates.length > 0) throw invalidRequest(`effective_date must be YYYY-MM-DD: ${badDates.join(', ')}`);
-    // One row per key: a repeated (individual, date) in one call keeps its last configuration.
-    const byKey = new Map(enrollments.map((e) => [`${e.individual_id.toLowerCase()}|${e.effective_date}`, e]));
-    const unique = [...byKey.values()];
+    const unique = uniqueEnrollments(enrollments);
     const known = await this.existingIds(ref, unique.map((e) => e.individual_id));
     const unknown = unique.filter((e) => !known.has(e.individual_id.toLowerCase())).map((e) => e.individual_id);
     if (unknown.length > 0) throw invalidRequest(`Unknown individual ids: ${[...new Set(unknown)].join(', ')}`);
@@ -372,6 +368,41 @@ export class SandboxEmployerStore {
         }));
         await insertEnrollments(manager, ref.entityId, chunk, now);
       }
+    });
+  }
+
+  /**
+   * Enrolls those of these individuals who are the employer's people and leaves the others out,
+   * as a provider's batch call does; answers the ids enrolled (lower case). One statement (a
+   * transaction of one per ENROLL_CHUNK_SIZE for more): the people and the benefit are checked
+   * where the rows are written, not read first. An unknown benefit writes nothing and throws,
+   * unless none of the individuals is known either (then every one is simply not enrolled).
+   */
+  async enrollKnown(
+    ref: EmployerRef,
+    benefitId: string,
+    enrollments: { individual_id: string; effective_date: string; configuration: SandboxEnrollmentConfiguration }[],
+  ): Promise<Set<string>> {
+    await this.ensureEmployer(ref);
+    const rows = uniqueEnrollments(enrollments)
+      .filter((e) => UUID.test(e.individual_id))
+      .map((e) => ({ benefit_id: benefitId, individual_id: e.individual_id.toLowerCase(), effective_date: e.effective_date, configuration: e.configuration, ended_on: null }));
+    if (rows.length === 0) return new Set();
+    const unknownBenefit = async (): Promise<string[]> => {
+      if ((await this.existingIds(ref, rows.map((r) => r.individual_id))).size > 0) throw invalidRequest(`Unknown benefit ${benefitId}`);
+      return [];
+    };
+    if (!UUID.test(benefitId)) return new Set(await unknownBenefit());
+    const now = this.clock.now();
+    const write = async (manager: EntityManager, chunk: SandboxEnrollment[]): Promise<string[]> => {
+      const [answer]: { benefit_known: boolean; enrolled: string[] }[] = await manager.query(...enrollKnownPeople(ref.entityId, benefitId, chunk, now));
+      return answer.benefit_known ? answer.enrolled : unknownBenefit();
+    };
+    if (rows.length <= ENROLL_CHUNK_SIZE) return new Set(await write(this.dataSource.manager, rows));
+    return this.dataSource.transaction(async (manager) => {
+      const enrolled = new Set<string>();
+      for (let at = 0; at < rows.length; at += ENROLL_CHUNK_SIZE) for (const id of await write(manager, rows.slice(at, at + ENROLL_CHUNK_SIZE))) enrolled.add(id);
+      return enrolled;
     });
   }
 
@@ -886,6 +917,36 @@ async function insertEnrollments(manager: EntityManager, entityId: string, enrol
      DO UPDATE SET configuration = excluded.configuration, ended_on = excluded.ended_on, updated_at = excluded.updated_at`,
     [...ENROLLMENT_ROWS.values(enrollments), entityId, now],
   );
+}
+
+/**
+ * One row per (individual, date): a repeated one in one call keeps its last configuration (and a
+ * statement may write a row once). Dates are checked first: a bad one fails the whole call.
+ */
+function uniqueEnrollments<E extends { individual_id: string; effective_date: string }>(enrollments: readonly E[]): E[] {
+  const badDates = enrollments.filter((e) => !isIsoDate(e.effective_date)).map((e) => e.effective_date);
+  if (badDates.length > 0) throw invalidRequest(`effective_date must be YYYY-MM-DD: ${badDates.join(', ')}`);
+  return [...new Map(enrollments.map((e) => [`${e.individual_id.toLowerCase()}|${e.effective_date}`, e])).values()];
+}
+
+/** insertEnrollments for the employer's people among these, in the benefit if the employer has it; answers whether it has, and who was written. */
+function enrollKnownPeople(entityId: string, benefitId: string, enrollments: SandboxEnrollment[], now: Date): [string, unknown[]] {
+  const at = ENROLLMENT_ROWS.count + 1;
+  return [
+    `WITH benefit AS (SELECT id FROM sandbox_benefits WHERE entity_id = $${at} AND id = $${at + 1}),
+     written AS (
+       INSERT INTO sandbox_enrollments (entity_id, benefit_id, individual_id, effective_date, configuration, ended_on, updated_at)
+       SELECT $${at}, b.id, u.individual_id, u.effective_date, u.configuration, u.ended_on, $${at + 2}
+       FROM ${ENROLLMENT_ROWS.from(1)}
+       JOIN sandbox_individuals i ON i.entity_id = $${at} AND i.id = u.individual_id
+       CROSS JOIN benefit b
+       ON CONFLICT (entity_id, benefit_id, individual_id, effective_date)
+       DO UPDATE SET configuration = excluded.configuration, ended_on = excluded.ended_on, updated_at = excluded.updated_at
+       RETURNING individual_id)
+     SELECT EXISTS (SELECT 1 FROM benefit) AS benefit_known,
+            ARRAY(SELECT DISTINCT individual_id::text FROM written) AS enrolled`,
+    [...ENROLLMENT_ROWS.values(enrollments), entityId, benefitId, now],
+  ];
 }
 
 async function readEnrollmentsInForce(

@@ -157,10 +157,8 @@ export class SandboxProviderAdapter implements ProviderPort {
     elements: { individual_id: string; effective_date: string; configuration: ProviderEnrollmentConfiguration }[],
   ): Promise<ProviderIndividualResult[]> {
     await this.reach(ref);
-    const known = await this.knownIndividuals(ref, elements.map((e) => e.individual_id));
-    const enrollable = elements.filter((e) => known.has(e.individual_id.toLowerCase()));
-    if (enrollable.length > 0) await this.store.enroll(ref, benefitId, enrollable);
-    return elements.map((e) => resultFor(e.individual_id, known));
+    const enrolled = await this.store.enrollKnown(ref, benefitId, elements);
+    return elements.map((e) => resultFor(e.individual_id, enrolled));
   }
 
   async unenroll(ref: EmployerRef, benefitId: string, individualIds: string[], onDate: string): Promise<ProviderIndividualResult[]> {
@@ -182,16 +180,12 @@ export class SandboxProviderAdapter implements ProviderPort {
     const results = new Map<ProviderChange, ProviderChangeResult>();
     const enrolls = changes.filter((c) => c.configuration !== null);
     if (enrolls.length > 0) {
-      const known = await this.knownIndividuals(ref, enrolls.map((c) => c.individual_id));
-      const enrollable = enrolls.filter((c) => known.has(c.individual_id.toLowerCase()));
-      if (enrollable.length > 0) {
-        await this.store.enroll(
-          ref,
-          benefitId,
-          enrollable.map((c) => ({ individual_id: c.individual_id, effective_date: c.effective_date, configuration: c.configuration! })),
-        );
-      }
-      for (const c of enrolls) results.set(c, { ...resultFor(c.individual_id, known), effective_date: c.effective_date });
+      const enrolled = await this.store.enrollKnown(
+        ref,
+        benefitId,
+        enrolls.map((c) => ({ individual_id: c.individual_id, effective_date: c.effective_date, configuration: c.configuration! })),
+      );
+      for (const c of enrolls) results.set(c, { ...resultFor(c.individual_id, enrolled), effective_date: c.effective_date });
     }
     const endsByDate = new Map<string, ProviderChange[]>();
     for (const c of changes) if (c.configuration === null) endsByDate.set(c.effective_date, [...(endsByDate.get(c.effective_date) ?? []), c]);
@@ -215,10 +209,6 @@ export class SandboxProviderAdapter implements ProviderPort {
   async enrollments(ref: EmployerRef, benefitId: string, onDate: string, individualIds?: string[]): Promise<ProviderEnrollment[]> {
     await this.reach(ref);
     return this.store.enrollmentsInForce(ref, onDate, { benefitId, individualIds });
-  }
-
-  private knownIndividuals(ref: EmployerRef, ids: string[]): Promise<Set<string>> {
-    return this.store.existingIds(ref, ids);
   }
 
   /**
