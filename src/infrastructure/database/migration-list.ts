@@ -21,6 +21,7 @@ import { JobsWithoutHolderIndex1797300000000 } from './migrations/1797300000000-
 import { OutboxBodiesAsJson1797400000000 } from './migrations/1797400000000-outbox-bodies-as-json';
 import { QueueRowsWithoutForeignKeys1797500000000 } from './migrations/1797500000000-queue-rows-without-foreign-keys';
 import { OutboxPendingQueue1797600000000 } from './migrations/1797600000000-outbox-pending-queue';
+import { JobLeaseFunction1797700000000 } from './migrations/1797700000000-job-lease-function';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   OutboxBodiesAsJson1797400000000,
   QueueRowsWithoutForeignKeys1797500000000,
   OutboxPendingQueue1797600000000,
+  JobLeaseFunction1797700000000,
 ];

@@ -207,34 +207,16 @@ export class JobsRepository {
    */
   async lease(owner: string, types: string[], now: Date, leaseMs: number, limit: number): Promise<Job[]> {
     if (types.length === 0 || limit <= 0) return [];
-    const result = await this.dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = $1, leased_until = now() + ($2 || ' milliseconds')::interval,
-         attempts = attempts + 1, started_at = coalesce(started_at, $3)
-       WHERE id IN (
-         SELECT id FROM jobs
-         WHERE id IN (
-             (SELECT id FROM jobs
-              WHERE status = 'pending' AND kind <> 'manual' AND type = ANY($4::text[]) AND scheduled_at <= $3
-                -- A job that runs after another waits while that one is queued or running.
-                AND (after_job_id IS NULL
-                  OR NOT EXISTS (SELECT 1 FROM jobs a WHERE a.id = jobs.after_job_id AND a.status IN ('pending', 'in_progress')))
-              ORDER BY scheduled_at, seq LIMIT $6)
-             UNION ALL
-             (SELECT id FROM jobs
-              WHERE status = 'in_progress' AND leased_until < now() AND kind <> 'manual' AND type = ANY($4::text[])
-              ORDER BY scheduled_at, seq LIMIT $6))
-           -- Checked again on the row as locked: another worker may have leased or finished it.
-           -- Manual jobs are done by people (Assisted providers' ops tasks), never by a worker,
-           -- though they share benefit job types with automated ones.
-           AND kind <> 'manual' AND type = ANY($4::text[])
-           AND ((status = 'pending' AND scheduled_at <= $3) OR (status = 'in_progress' AND leased_until < now()))
-         ORDER BY scheduled_at, seq
-         LIMIT $5
-         FOR UPDATE SKIP LOCKED)
-       RETURNING ${JOB_COLUMNS}`,
-      [owner, String(leaseMs), now, types, limit, limit * 4],
-    );
-    return returnedRows<JobRow>(result).map(toJob);
+    // The statement is the function's (migration 1797700000000): planned once per connection, not on every poll.
+    const rows: JobRow[] = await this.dataSource.query(`SELECT ${JOB_COLUMNS} FROM lease_jobs($1, $2, $3, $4::text[], $5, $6)`, [
+      owner,
+      leaseMs,
+      now,
+      types,
+      limit,
+      limit * 4,
+    ]);
+    return rows.map(toJob);
   }
 
   /** Extends the lease; false when it is no longer this owner's (taken over or finished). */

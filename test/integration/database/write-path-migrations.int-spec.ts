@@ -3,6 +3,7 @@ import { EnrollmentWritePath1797100000000 } from '../../../src/infrastructure/da
 import { OutboxBodiesAsJson1797400000000 } from '../../../src/infrastructure/database/migrations/1797400000000-outbox-bodies-as-json';
 import { QueueRowsWithoutForeignKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-foreign-keys';
 import { OutboxPendingQueue1797600000000 } from '../../../src/infrastructure/database/migrations/1797600000000-outbox-pending-queue';
+import { JobLeaseFunction1797700000000 } from '../../../src/infrastructure/database/migrations/1797700000000-job-lease-function';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 
@@ -118,5 +119,16 @@ describeWithPostgres('migrations of the write path', () => {
           (r: { column_name: string }) => r.column_name,
         ),
       ).toEqual(['created_at', 'headers', 'id', 'lane', 'message_id', 'message_key', 'payload', 'topic', 'type']);
+    }));
+
+  it('1797700000000 leases through a function held to its generic plan, and its down step drops it', () =>
+    withRunner(async (runner) => {
+      const migration = new JobLeaseFunction1797700000000();
+      const settings = async () => (await runner.query(`SELECT proconfig FROM pg_proc WHERE proname = 'lease_jobs'`)).map((r: { proconfig: string[] }) => r.proconfig);
+      expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
+      await migration.down(runner);
+      expect(await settings()).toEqual([]);
+      await migration.up(runner);
+      expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
     }));
 });
