@@ -22,6 +22,7 @@ import { OutboxBodiesAsJson1797400000000 } from './migrations/1797400000000-outb
 import { QueueRowsWithoutForeignKeys1797500000000 } from './migrations/1797500000000-queue-rows-without-foreign-keys';
 import { OutboxPendingQueue1797600000000 } from './migrations/1797600000000-outbox-pending-queue';
 import { JobLeaseFunction1797700000000 } from './migrations/1797700000000-job-lease-function';
+import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   QueueRowsWithoutForeignKeys1797500000000,
   OutboxPendingQueue1797600000000,
   JobLeaseFunction1797700000000,
+  QueueDocumentsWithoutStatistics1797800000000,
 ];

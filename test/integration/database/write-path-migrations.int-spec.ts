@@ -4,7 +4,12 @@ import { OutboxBodiesAsJson1797400000000 } from '../../../src/infrastructure/dat
 import { QueueRowsWithoutForeignKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-foreign-keys';
 import { OutboxPendingQueue1797600000000 } from '../../../src/infrastructure/database/migrations/1797600000000-outbox-pending-queue';
 import { JobLeaseFunction1797700000000 } from '../../../src/infrastructure/database/migrations/1797700000000-job-lease-function';
+import {
+  DOCUMENT_COLUMNS,
+  QueueDocumentsWithoutStatistics1797800000000,
+} from '../../../src/infrastructure/database/migrations/1797800000000-queue-documents-without-statistics';
 import { describeWithPostgres } from '../../setup/test-env';
+import { createConnection } from '../sync/sync-test-kit';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 
 /** The migrations that lightened the HRIS write path: each one's schema after it, and its down step. */
@@ -131,4 +136,42 @@ describeWithPostgres('migrations of the write path', () => {
       await migration.up(runner);
       expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
     }));
+
+  it('1797800000000 leaves the queue tables\' JSON documents out of ANALYZE, and its down step takes them back', async () => {
+    const connection = await createConnection(dataSource);
+    await withRunner(async (runner) => {
+      const migration = new QueueDocumentsWithoutStatistics1797800000000();
+      const targets = async () =>
+        (
+          await runner.query(
+            `SELECT a.attrelid::regclass::text AS table, a.attname AS column, a.attstattarget AS target FROM pg_attribute a
+             WHERE a.attrelid::regclass::text = ANY($1::text[]) AND a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AND NOT a.attisdropped
+             ORDER BY 1, 2`,
+            [[...new Set(DOCUMENT_COLUMNS.map(([table]) => table))]],
+          )
+        ).map((r: { table: string; column: string; target: number }) => `${r.table}.${r.column}=${r.target}`);
+      const every = (target: number) => DOCUMENT_COLUMNS.map(([table, column]) => `${table}.${column}=${target}`).sort();
+      // Every JSON column of these tables is listed: none is left with statistics.
+      expect(await targets()).toEqual(every(0));
+      await runner.query(
+        `INSERT INTO jobs (id, connection_id, kind, type, status, params, result, created_at, scheduled_at)
+         SELECT gen_random_uuid(), $1, 'internal', 'stats_probe', 'complete', jsonb_build_object('n', g), jsonb_build_object('n', g), now(), now()
+         FROM generate_series(1, 50) g`,
+        [connection.id],
+      );
+      await runner.query(`ANALYZE jobs`);
+      const analyzed = async () =>
+        (await runner.query(`SELECT attname FROM pg_stats WHERE tablename = 'jobs' AND attname IN ('type', 'params', 'result') ORDER BY attname`)).map(
+          (r: { attname: string }) => r.attname,
+        );
+      expect(await analyzed()).toEqual(['type']);
+      await migration.down(runner);
+      expect(await targets()).toEqual(every(-1));
+      await runner.query(`ANALYZE jobs`);
+      expect(await analyzed()).toEqual(['params', 'result', 'type']);
+      await runner.query(`DELETE FROM jobs WHERE type = 'stats_probe'`);
+      await migration.up(runner);
+      expect(await targets()).toEqual(every(0));
+    });
+  });
 });
