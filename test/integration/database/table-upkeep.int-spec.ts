@@ -111,6 +111,40 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     expect((await statsOf('upkeep_off')).vacuums).toBe(0);
   });
 
+  it('spreads the vacuums due: at most the number asked a round, telling whether any is left for the next', async () => {
+    const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on' }), metrics);
+    const tables = ['upkeep_spread_a', 'upkeep_spread_b'];
+    // What the tests before left due is done first: then only these two are.
+    await upkeep.round();
+    for (const table of tables) {
+      await dataSource.query(`CREATE TABLE ${table} (n int)`);
+      await dataSource.query(`INSERT INTO ${table} SELECT generate_series(1, 2000)`);
+      await dataSource.query(`DELETE FROM ${table}`);
+    }
+    const vacuumed = (done: { table: string; action: string }[]) => done.filter((d) => tables.includes(d.table) && d.action === 'vacuum').map((d) => d.table);
+    // Both are seen as due (the statistics arrive a moment after the delete), then one round vacuums one of them.
+    await expectEventually(async () => expect((await Promise.all(tables.map(statsOf))).map((t) => t.dead)).toEqual([2000, 2000]), { timeoutMs: 20_000 });
+    const vacuumsOfAll = async () => (await Promise.all(tables.map(statsOf))).reduce((sum, t) => sum + t.vacuums, 0);
+
+    const first = vacuumed(await upkeep.round('all', 1));
+    expect(first).toHaveLength(1);
+    expect(upkeep.vacuumsLeft).toBe(true);
+    expect(await vacuumsOfAll()).toBe(1);
+
+    await expectEventually(
+      async () => {
+        const next = vacuumed(await upkeep.round('all', 1));
+        expect(next).toEqual(tables.filter((t) => t !== first[0]));
+      },
+      { timeoutMs: 20_000 },
+    );
+    expect(await vacuumsOfAll()).toBe(2);
+    await expectEventually(async () => {
+      await upkeep.round('all', 1);
+      expect(upkeep.vacuumsLeft).toBe(false);
+    }, { timeoutMs: 20_000 });
+  });
+
   it("runs each VACUUM at the table's own pace, in the session that has it, and hands the connection back as it came", async () => {
     const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on' }), metrics);
     await dataSource.query(`CREATE TABLE upkeep_paced (n int) WITH (autovacuum_vacuum_cost_delay = 7, autovacuum_vacuum_cost_limit = 333)`);
