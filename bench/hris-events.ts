@@ -127,6 +127,23 @@ export interface PacedRun {
   service_cpu_ms_per_event: number;
   database_cpu_ms_per_event: number;
   machine_busy_percent: number;
+  /**
+   * The seconds of the run (by when their events were produced) with the slowest events to a
+   * committed saga, slowest first, each with the machine's busy share then and the server's
+   * background work seen around it: where a p99 comes from.
+   */
+  worst_seconds?: SlowSecond[];
+}
+
+export interface SlowSecond {
+  /** Seconds since the first produce. */
+  second: number;
+  events: number;
+  p99_committed_ms: number;
+  max_committed_ms: number;
+  machine_busy_percent: number;
+  /** Background work on the server from a second before to two after: autovacuum, VACUUM, ANALYZE, CHECKPOINT. */
+  background: string[];
 }
 
 export interface RawRun {
@@ -472,6 +489,8 @@ export async function pacedRun(
   const cpuBefore = service.stats.cpuSeconds();
   const machineBefore = machineTicks();
   const started = Date.now();
+  const samples = new ActivitySampler(db, started);
+  samples.start();
   let sent = 0;
   let amount = 0;
   const sends: Promise<unknown>[] = [];
@@ -510,6 +529,7 @@ export async function pacedRun(
   // The last notifications may still be on their way.
   for (let waited = 0; watcher.seenAt.size < ids.length && waited < 2_000; waited += 20) await sleep(20);
   await watcher.stop();
+  samples.stop();
   const completeAt = consumerOnly ? Date.now() : await until(async () => (await progressOf(db)).openJobs === 0, 900_000, 'the paced run jobs');
   const serviceCpu = service.stats.cpuSeconds() - cpuBefore;
   const databaseCpu = DatabaseCpu.between(dbBefore, await dbCpu.snapshot());
@@ -537,7 +557,89 @@ export async function pacedRun(
     service_cpu_ms_per_event: round((serviceCpu * 1000) / total, 2),
     database_cpu_ms_per_event: round((databaseCpu * 1000) / total, 2),
     machine_busy_percent: round((100 * (machine.busy - machineBefore.busy)) / Math.max(1, machine.total - machineBefore.total), 1),
+    worst_seconds: samples.worstSeconds(producedAt, watcher.seenAt, 5),
   };
+}
+
+/**
+ * What the server and the machine did during a paced run, sampled every 200 ms: the machine's
+ * busy ticks, and the background work on the server (autovacuum workers, VACUUM, ANALYZE,
+ * CHECKPOINT) with the table or statement.
+ */
+class ActivitySampler {
+  private readonly seen: { at: number; what: string }[] = [];
+  private readonly ticks: { at: number; busy: number; total: number }[] = [];
+  private timer?: NodeJS.Timeout;
+  private reading = false;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly started: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sample(), 200);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async sample(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      const at = Date.now() - this.started;
+      this.ticks.push({ at, ...machineTicks() });
+      const rows: { what: string }[] = await this.db.query(
+        `SELECT CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum: ' ELSE '' END || left(regexp_replace(query, '\\s+', ' ', 'g'), 80) AS what
+         FROM pg_stat_activity
+         WHERE state = 'active' AND pid <> pg_backend_pid()
+           AND (backend_type = 'autovacuum worker' OR query ~* '^\\s*(vacuum|analyze|checkpoint)')
+         UNION ALL
+         SELECT 'waiting on ' || wait_event_type || ' ' || wait_event || ' (' || count(*) || ')'
+         FROM pg_stat_activity
+         WHERE state = 'active' AND pid <> pg_backend_pid() AND wait_event_type IN ('Lock', 'LWLock', 'BufferPin')
+         GROUP BY wait_event_type, wait_event`,
+      );
+      for (const row of rows) this.seen.push({ at, what: row.what });
+    } catch {
+      // A sample missed is a sample missed.
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  worstSeconds(producedAt: ReadonlyMap<string, number>, committedAt: ReadonlyMap<string, number>, count: number): SlowSecond[] {
+    const bySecond = new Map<number, number[]>();
+    for (const [id, at] of producedAt) {
+      const seen = committedAt.get(id);
+      if (seen === undefined) continue;
+      const second = Math.floor((at - this.started) / 1000);
+      bySecond.set(second, [...(bySecond.get(second) ?? []), seen - at]);
+    }
+    const busyIn = (from: number, to: number) => {
+      const inside = this.ticks.filter((t) => t.at >= from && t.at <= to);
+      if (inside.length < 2) return NaN;
+      const first = inside[0];
+      const last = inside[inside.length - 1];
+      return round((100 * (last.busy - first.busy)) / Math.max(1, last.total - first.total), 1);
+    };
+    return [...bySecond]
+      .map(([second, values]) => {
+        const sorted = values.sort((a, b) => a - b);
+        return {
+          second,
+          events: sorted.length,
+          p99_committed_ms: round(percentile(sorted, 99)),
+          max_committed_ms: round(sorted[sorted.length - 1]),
+          machine_busy_percent: busyIn(second * 1000, (second + 1) * 1000 + 200),
+          background: [...new Set(this.seen.filter((s) => s.at >= (second - 1) * 1000 && s.at < (second + 3) * 1000).map((s) => s.what))],
+        };
+      })
+      .sort((a, b) => b.max_committed_ms - a.max_committed_ms)
+      .slice(0, count);
+  }
 }
 
 /** The machine's CPU time so far, all CPUs (clock ticks from /proc/stat): busy and in all. */
@@ -834,6 +936,13 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       const whole = statements.whole_path;
       console.log(`the whole path (jobs complete): ${whole.statements_per_event} statements and ${whole.exec_ms_per_event} ms of PostgreSQL execution per event; most of that time:`);
       printTable(['ms/event', 'share %', 'calls/event', 'rows/call', 'statement'], whole.top.slice(0, 15).map((t) => [t.ms_per_event, t.share_percent, t.calls_per_event, t.rows_per_call, t.query]));
+    }
+    for (const [name, run] of [['paced', paced], ['paced, consumer path alone', pacedConsumerOnly]] as const) {
+      console.log(`the slowest seconds of the run ${name} (by when their events were produced):`);
+      printTable(
+        ['second', 'events', 'p99 committed', 'max committed', 'machine busy %', 'background work on the server around it'],
+        (run.worst_seconds ?? []).map((w) => [w.second, w.events, w.p99_committed_ms, w.max_committed_ms, w.machine_busy_percent, w.background.join('; ') || '-']),
+      );
     }
     // End to end means every provider job complete, not only every event consumed.
     const share = round((throughput.end_to_end_events_per_second / raw.events_per_second) * 100);
