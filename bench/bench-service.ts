@@ -250,7 +250,7 @@ export async function startBenchService(
       SANDBOX_REFRESHES_PER_HOUR: '1000',
       // A/B of the prepared statements: DATABASE_PREPARED_STATEMENTS=false npm run bench …
       ...(process.env.DATABASE_PREPARED_STATEMENTS && { DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS }),
-      // Settings under study, e.g. BENCH_SERVICE_ENV='{"KAFKA_FETCH_MIN_BYTES":"16384"}'
+      // Settings under study, e.g. BENCH_SERVICE_ENV='{"KAFKA_BATCH_MAX":"100"}'
       ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>),
       ...env,
     },

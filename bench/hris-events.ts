@@ -142,7 +142,7 @@ export interface SlowSecond {
   p99_committed_ms: number;
   max_committed_ms: number;
   machine_busy_percent: number;
-  /** Background work on the server from a second before to two after: autovacuum, VACUUM, ANALYZE, CHECKPOINT. */
+  /** Background work on the server from a second before to two after (autovacuum, VACUUM, ANALYZE), and lock waits. */
   background: string[];
 }
 
@@ -177,13 +177,16 @@ const SETTLE_LIMIT_MS = 30_000;
  * one side's writes (the service's queue tables) runs during, and is charged to, the other side.
  * Answers the milliseconds waited.
  */
+/** A server session doing background work on the tables: an autovacuum worker, or a VACUUM or ANALYZE (the service's table upkeep). */
+const BACKGROUND_WORK = `(backend_type = 'autovacuum worker' OR query ~* '^\\s*(VACUUM|ANALYZE)\\y')`;
+
 async function settle(db: DataSource): Promise<number> {
   const started = Date.now();
   await db.query(`CHECKPOINT`);
   while (Date.now() - started < SETTLE_LIMIT_MS) {
     const [{ n }] = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE pid <> pg_backend_pid() AND (backend_type = 'autovacuum worker' OR query ~* '^\\s*(VACUUM|ANALYZE)\\y') AND state <> 'idle'`,
+       WHERE pid <> pg_backend_pid() AND ${BACKGROUND_WORK} AND state <> 'idle'`,
     );
     if (n === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -566,8 +569,8 @@ export async function pacedRun(
 
 /**
  * What the server and the machine did during a paced run, sampled every 200 ms: the machine's
- * busy ticks, and the background work on the server (autovacuum workers, VACUUM, ANALYZE,
- * CHECKPOINT) with the table or statement.
+ * busy ticks, the background work on the server (BACKGROUND_WORK) with its statement, and the
+ * sessions waiting on a lock, by what they wait on.
  */
 class ActivitySampler {
   private readonly seen: { at: number; what: string }[] = [];
@@ -598,7 +601,7 @@ class ActivitySampler {
         `SELECT CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum: ' ELSE '' END || left(regexp_replace(query, '\\s+', ' ', 'g'), 80) AS what
          FROM pg_stat_activity
          WHERE state = 'active' AND pid <> pg_backend_pid()
-           AND (backend_type = 'autovacuum worker' OR query ~* '^\\s*(vacuum|analyze|checkpoint)')
+           AND ${BACKGROUND_WORK}
          UNION ALL
          SELECT 'waiting on ' || wait_event_type || ' ' || wait_event || ' (' || count(*) || ')'
          FROM pg_stat_activity
@@ -619,7 +622,9 @@ class ActivitySampler {
       const seen = committedAt.get(id);
       if (seen === undefined) continue;
       const second = Math.floor((at - this.started) / 1000);
-      bySecond.set(second, [...(bySecond.get(second) ?? []), seen - at]);
+      const latencies = bySecond.get(second);
+      if (latencies) latencies.push(seen - at);
+      else bySecond.set(second, [seen - at]);
     }
     const busyIn = (from: number, to: number) => {
       const inside = this.ticks.filter((t) => t.at >= from && t.at <= to);
