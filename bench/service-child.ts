@@ -1,13 +1,15 @@
 /**
  * Child processes of the benchmarks, the fault suite and the e2e tests: a free loopback port,
- * children killed when this process goes, and the service itself (src/main.ts under ts-node,
- * transpile-only: no build step) started on a database and, optionally, the broker. The fault
+ * children killed when this process goes (also when it is killed: see exit-with-parent.js), and
+ * the service itself (src/main.ts transpiled once to .transpiled/, no type check, no build step)
+ * started on a database and, optionally, the broker. The fault
  * suite (bench/hris-kit.ts) and the tests (test/utils/service-process.ts) each start it with
  * their own settings on top. Plain Node only, no jest: `npm run faults` runs this under ts-node.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { transpiledEntry } from './transpiled-service';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -32,6 +34,14 @@ export interface ServiceExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
+
+/**
+ * Node arguments that make a child exit when this process is gone, however it went: the child
+ * watches its stdin, a pipe from this process (spawn it with stdin 'pipe'), and exits when it
+ * closes. A jest worker killed at a timeout runs no 'exit' listener; without this its services
+ * would live on and hold the run open.
+ */
+export const EXIT_WITH_PARENT: readonly string[] = ['-r', resolve(__dirname, 'exit-with-parent.js')];
 
 /** Children still running: killed when this process goes, whatever happens. */
 const children = new Set<ChildProcess>();
@@ -154,7 +164,7 @@ async function startOnce(options: ServiceChildOptions, port: number): Promise<Se
     }),
     ...options.env,
   };
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...EXIT_WITH_PARENT, ...transpiledEntry('main')], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();

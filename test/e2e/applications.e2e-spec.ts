@@ -1,37 +1,19 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { RunningService, startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { ApplicationsBootstrap } from '../../src/modules/applications/applications.bootstrap';
 import { ApplicationsService } from '../../src/modules/applications/applications.service';
 import { describeWithPostgres } from '../setup/test-env';
+import { runCommand, runEntry, startEntry } from '../utils/child-process';
 import { basic } from '../utils/connect';
 import { createTestDatabase, TestDatabase } from '../utils/test-database';
 import { json, request } from '../utils/test-app';
 
-const root = resolve(__dirname, '../..');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command of this project to its end and collects what it printed. */
-function run(args: string[], env: Record<string, string>, command = process.execPath): Promise<Run> {
-  const child = spawn(command, args, { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
-}
-
-const cli = (args: string[], env: Record<string, string>) => run(['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args], env);
+const cli = (args: string[], env: Record<string, string>) => runEntry('cli', args, env);
 
 /** Starts the service on an existing database with the given settings. */
 function serve(database: TestDatabase, env: Record<string, string> = {}): Promise<RunningService> {
@@ -90,7 +72,7 @@ describeWithPostgres('registering applications', () => {
     });
 
     it('runs as the README says, through npm', async () => {
-      const result = await run(['run', '--silent', 'cli', '--', 'applications', 'create', '--name', 'Via npm'], { DATABASE_URL: database.url }, 'npm');
+      const result = await runCommand('npm', ['run', '--silent', 'cli', '--', 'applications', 'create', '--name', 'Via npm'], { DATABASE_URL: database.url });
       expect(result.code).toBe(0);
       expect(JSON.parse(result.stdout)).toMatchObject({ name: 'Via npm', redirect_uris: [], sandbox: false });
     });
@@ -329,21 +311,12 @@ describe('the embedded default', () => {
   });
 });
 
-/** Starts src/main.ts, waits for its start-up report, and gives a way to stop it. */
+/** Starts the service, waits for its start-up report, and gives a way to stop it. */
 async function runUntilListening(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.on('exit', (code, signal) => done({ code, signal })));
-  const deadline = Date.now() + 45_000;
-  while (!/connect page: /.test(output) && child.exitCode === null && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const service = startEntry('main', [], { env });
+  const { child, exited } = service;
+  await service.waitFor(/connect page: /, 45_000);
+  const output = service.output();
   const url = /listening on (\S+)/.exec(output)?.[1];
   if (!url) {
     child.kill('SIGKILL');
@@ -356,7 +329,7 @@ async function runUntilListening(env: Record<string, string>) {
       child.kill('SIGTERM');
       const exit = await exited;
       // The output says why when it did not stop cleanly (a signal, a failed shutdown).
-      expect({ ...exit, output: exit.code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, signal: null, output: '' });
+      expect({ ...exit, output: exit.code === 0 ? '' : service.output().slice(-3000) }).toEqual({ code: 0, signal: null, output: '' });
     },
   };
 }

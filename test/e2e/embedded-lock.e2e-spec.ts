@@ -1,28 +1,15 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { RunningService, startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { DataDirLockedError } from '../../src/infrastructure/database/data-dir-lock';
 import { EmbeddedPostgres } from '../../src/infrastructure/database/embedded-postgres';
+import { runCommand, runEntry } from '../utils/child-process';
 
-const root = resolve(__dirname, '../..');
-
-/** Runs a script of this project to its end (transpile-only) and collects what it printed. */
-function run(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; pid: number }> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr, pid: child.pid! })));
-}
+/** Runs an entry point of this project to its end and collects what it printed. */
+const run = (entry: 'main' | 'cli', args: string[], env: Record<string, string>) => runEntry(entry, args, { LOG_LEVEL: 'warn', ...env });
 
 /**
  * The embedded database belongs to one process at a time: a second service or the CLI on the
@@ -49,14 +36,14 @@ describe('the embedded data directory lock', () => {
 
     await expect(EmbeddedPostgres.start(dataDir)).rejects.toThrow(DataDirLockedError);
 
-    const cli = await run('src/cli.ts', ['applications', 'create', '--name', 'Second writer'], { EMBEDDED_DATA_DIR: dataDir });
+    const cli = await run('cli', ['applications', 'create', '--name', 'Second writer'], { EMBEDDED_DATA_DIR: dataDir });
     expect(cli.code).toBe(1);
     expect(cli.stderr).toMatch(new RegExp(`in use by process ${process.pid} `));
     expect(cli.stderr).toMatch(/Stop that process first/);
     expect(cli.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
     expect(cli.stdout).not.toMatch(/client_secret/); // no credentials that would never work
 
-    const second = await run('src/main.ts', [], { EMBEDDED_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+    const second = await run('main', [], { EMBEDDED_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(new RegExp(`failed to start: The embedded database in .* is in use by process ${process.pid} `));
 
@@ -71,7 +58,7 @@ describe('the embedded data directory lock', () => {
     await service.close();
     service = undefined;
 
-    const cli = await run('src/cli.ts', ['applications', 'create', '--name', 'After stop'], { EMBEDDED_DATA_DIR: dataDir });
+    const cli = await run('cli', ['applications', 'create', '--name', 'After stop'], { EMBEDDED_DATA_DIR: dataDir });
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
     const created = JSON.parse(cli.stdout) as { client_id: string };
@@ -86,7 +73,7 @@ describe('the embedded data directory lock', () => {
     await service.close();
     service = undefined;
     // What a killed holder leaves: its lock file, naming a pid that no longer runs.
-    const gone = await run('-e', [], {});
+    const gone = await runCommand(process.execPath, ['-e', '']);
     writeFileSync(join(dataDir, 'owner.lock'), JSON.stringify({ pid: gone.pid, host: hostname(), command: 'node dist/main.js', since: new Date().toISOString() }));
 
     service = await start();

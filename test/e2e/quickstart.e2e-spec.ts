@@ -1,9 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { START_NODE_ARGS } from '../../bench/bench-service';
 import { describeWithPostgres } from '../setup/test-env';
+import { startEntry } from '../utils/child-process';
 
 const root = resolve(__dirname, '../..');
 
@@ -15,27 +16,19 @@ function quickstartCommands(): string[] {
 
 /** Starts the service as `npm start` does, with its node flags (on a fresh embedded data directory), and reads its banner. */
 async function startAsNewcomer(dataDir: string) {
-  const child = spawn(process.execPath, [...START_NODE_ARGS, '-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  while (!/ops login:/.test(output) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const service = startEntry('main', [], { nodeArgs: START_NODE_ARGS, env: { PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir } });
+  await service.waitFor(/ops login:/, 60_000);
+  const output = service.output();
   const banner = {
     BASE: /listening on (\S+)/.exec(output)?.[1],
     CLIENT_ID: /application \(sandbox demo\): client_id (\S+)/.exec(output)?.[1],
     CLIENT_SECRET: /client_secret (\S+)/.exec(output)?.[1],
   };
   if (!banner.BASE || !banner.CLIENT_ID || !banner.CLIENT_SECRET) {
-    child.kill('SIGKILL');
+    service.child.kill('SIGKILL');
     throw new Error(`the banner lacks what the quickstart takes from it:\n${output}`);
   }
-  const stopped = new Promise((done) => child.on('exit', done));
-  return { banner: banner as Record<keyof typeof banner, string>, stop: async () => (child.kill('SIGTERM'), await stopped) };
+  return { banner: banner as Record<keyof typeof banner, string>, stop: async () => (service.child.kill('SIGTERM'), await service.exited) };
 }
 
 interface Line {

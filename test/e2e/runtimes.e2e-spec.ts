@@ -1,28 +1,18 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { describeWithKafka, describeWithPostgres, testEnv } from '../setup/test-env';
+import { startEntry } from '../utils/child-process';
 import { request, startTestService } from '../utils/test-app';
 
-const root = resolve(__dirname, '../..');
-
-/** Runs src/main.ts in a child process (transpile-only) and collects its output. */
+/** Runs the service in a child process and collects its output. */
 function runMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { child, exited, output: () => output };
+  const run = startEntry('main', [], { env: { LOG_LEVEL: 'warn', ...env } });
+  return { ...run, exited: run.exited.then((exit) => exit.code) };
 }
 
 describe('the embedded default', () => {
@@ -63,8 +53,7 @@ describeWithPostgres('a running service', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bo-main-'));
     const run = runMain({ PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir });
     try {
-      const deadline = Date.now() + 45_000;
-      while (!/listening on/.test(run.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await run.waitFor(/listening on/, 45_000);
       expect(run.output()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
       expect(run.output()).toMatch(/ops login: ops \/ \S{12,}/);
       run.child.kill('SIGTERM');

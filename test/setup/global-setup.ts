@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { transpileService } from '../../bench/transpiled-service';
 import { dataSourceOptions } from '../../src/infrastructure/database/data-source';
 import { databaseUrl, templateDatabaseName, withAdminClient } from './admin-client';
 
-/** Creates this run's template database and runs every migration on it once. */
+/**
+ * Transpiles the service once for the child processes the suites start (bench/transpiled-service.ts),
+ * creates this run's template database and runs every migration on it once.
+ */
 export default async function globalSetup(): Promise<void> {
+  transpileService();
   const runId = process.env.TEST_RUN_ID || `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   process.env.TEST_RUN_ID = runId;
   const server = process.env.TEST_DATABASE_URL;
