@@ -11,6 +11,11 @@ const common = {
 };
 
 module.exports = {
+  // Longest suites first (test/runner/sequencer.js); the slowest ten and the totals at the end.
+  testSequencer: '<rootDir>/test/runner/sequencer.js',
+  reporters: ['default', '<rootDir>/test/runner/durations-reporter.js'],
+  // The transpiled service and the build hold .js copies of src/: not modules of the tests.
+  modulePathIgnorePatterns: ['<rootDir>/.transpiled/', '<rootDir>/dist/'],
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   projects: [

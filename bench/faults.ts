@@ -23,7 +23,7 @@
  *   npm run faults                     the short version (a few thousand events per scenario)
  *   npm run faults -- --long           the long version (tens of thousands per scenario), by hand
  *   npm run faults -- poison group-kill   only those
- *   npm run faults -- --cluster        the cluster scenarios (7–10); in the test run too (test/e2e/faults-cluster.e2e-spec.ts)
+ *   npm run faults -- --cluster        the cluster scenarios (7–10); in the test run too (test/e2e/kafka-cluster.e2e-spec.ts)
  *
  * Everything runs on loopback (127.0.0.1): the broker of TEST_KAFKA_BROKERS / KAFKA_BROKERS
  * (default 127.0.0.1:9092, `scripts/kafka/run up`) and fresh databases on TEST_DATABASE_URL /

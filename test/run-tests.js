@@ -7,7 +7,14 @@
  *   TEST_DATABASE_URL / DATABASE_URL   server the tests create databases on
  *                                      (default postgres://postgres@127.0.0.1:5432/postgres)
  *   TEST_KAFKA_BROKERS / KAFKA_BROKERS broker list (default 127.0.0.1:9092)
+ *   TEST_WORKERS                       suites run at once (default 4; jest's --maxWorkers wins)
  * Extra arguments go to jest, e.g. `npm test -- --selectProjects unit`.
+ *
+ * Suites run in parallel: each has its own databases, topic prefixes, consumer groups, ports and
+ * data directories, and most of a suite's time is spent waiting (on Kafka, on child processes,
+ * on the database), so more suites than cores keep both cores busy. `--forceExit` ends the run
+ * once the last suite is done, whatever a failed or timed-out test left open, and the children a
+ * suite starts exit with it (bench/exit-with-parent.js).
  */
 const { spawnSync } = require('node:child_process');
 const net = require('node:net');
@@ -101,9 +108,11 @@ function runJest(args, services) {
     KAFKA_BROKERS: '',
   };
   const jest = require.resolve('jest/bin/jest', { paths: [root] });
+  const parallel = args.some((a) => /^(--maxWorkers|-w|--runInBand|-i)(=|$)/.test(a)) ? [] : [`--maxWorkers=${process.env.TEST_WORKERS || 4}`];
+  const runArgs = [...parallel, ...(args.includes('--watch') || args.includes('--watchAll') ? [] : ['--forceExit']), ...args];
   // PGlite (the embedded database) loads its WebAssembly with a dynamic import, which jest's
   // module sandbox allows only with VM modules enabled.
-  const result = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jest, ...args], { cwd: root, env, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jest, ...runArgs], { cwd: root, env, stdio: 'inherit' });
   process.exit(result.status ?? 1);
 }
 
