@@ -1,16 +1,9 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
-import { ConfigModule } from './config/config.module';
+import type { AppConfig } from './config/app-config';
 import { DataDirLockedError } from './infrastructure/database/data-dir-lock';
-import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
-import { dataSourceOptions } from './infrastructure/database/data-source';
 import { parseOrigins } from './modules/applications/application-origins';
-import { ApplicationChanges, ApplicationsService, toRegisteredApplication } from './modules/applications/applications.service';
-import { SecretHasher } from './infrastructure/auth/secret-hasher';
+import type { ApplicationChanges, ApplicationsService } from './modules/applications/applications.service';
 
 const USAGE = `usage: npm run cli -- applications create --name NAME [--redirect-uri URI ...] [--origin ORIGIN ...] [--sandbox]
        npm run cli -- applications update --client-id ID [--name NAME] [--redirect-uri URI ...] [--origin ORIGIN ...]
@@ -29,16 +22,31 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/**
+ * The framework, the ORM and the database are loaded only here, once the command line has been
+ * checked: a mistyped command is answered at once, not after a second of loading.
+ */
 async function withApplications<T>(config: AppConfig, work: (service: ApplicationsService) => Promise<T>): Promise<T> {
+  const [{ Module }, { NestFactory }, { TypeOrmModule }, { ConfigModule }, { EmbeddedPostgres }, { dataSourceOptions }, { ApplicationsService }, { SecretHasher }] =
+    await Promise.all([
+      import('@nestjs/common'),
+      import('@nestjs/core'),
+      import('@nestjs/typeorm'),
+      import('./config/config.module'),
+      import('./infrastructure/database/embedded-postgres'),
+      import('./infrastructure/database/data-source'),
+      import('./modules/applications/applications.service'),
+      import('./infrastructure/auth/secret-hasher'),
+    ]);
   const embedded = config.embedded ? await EmbeddedPostgres.start(config.EMBEDDED_DATA_DIR) : undefined;
-  @Module({
+  class CliModule {}
+  Module({
     imports: [
       ConfigModule.forRoot(config),
       TypeOrmModule.forRoot(dataSourceOptions({ url: config.DATABASE_URL ?? embedded!.url, poolSize: 1 })),
     ],
     providers: [SecretHasher, ApplicationsService],
-  })
-  class CliModule {}
+  })(CliModule);
   const context = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
   try {
     return await work(context.get(ApplicationsService));
@@ -92,7 +100,8 @@ function originsOf(values: string[]): string[] {
   return origins;
 }
 
-function loadToolConfig(): AppConfig {
+async function loadToolConfig(): Promise<AppConfig> {
+  const { ConfigError, loadConfig } = await import('./config/app-config');
   try {
     return loadConfig(process.env, { LOG_LEVEL: 'error' }, { tool: true });
   } catch (error) {
@@ -109,7 +118,7 @@ async function create(values: Values): Promise<void> {
   const name = nameOf(values.name);
   const redirectUris = redirectUrisOf(values['redirect-uri'] ?? []);
   const allowedOrigins = values.origin === undefined ? undefined : originsOf(values.origin);
-  const credentials = await withApplications(loadToolConfig(), (service) =>
+  const credentials = await withApplications(await loadToolConfig(), (service) =>
     service.create({ name, redirectUris, allowedOrigins, sandbox: values.sandbox ?? false }),
   );
   process.stdout.write(`${JSON.stringify(credentials, null, 2)}\n`);
@@ -125,11 +134,12 @@ async function update(values: Values): Promise<void> {
     allowedOrigins: values.origin === undefined ? undefined : originsOf(values.origin),
   };
   if (Object.values(changes).every((change) => change === undefined)) fail('nothing to update: give --name, --redirect-uri or --origin');
-  const application = await withApplications(loadToolConfig(), (service) => service.update(clientId, changes));
+  const application = await withApplications(await loadToolConfig(), (service) => service.update(clientId, changes));
   if (!application) {
     process.stderr.write(`No application has client_id ${clientId}.\n`);
     process.exit(1);
   }
+  const { toRegisteredApplication } = await import('./modules/applications/applications.service');
   process.stdout.write(`${JSON.stringify(toRegisteredApplication(application), null, 2)}\n`);
 }
 
