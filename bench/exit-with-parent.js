@@ -1,6 +1,6 @@
 /**
- * Preloaded (`node -r`) into the child processes that the tests, the fault suite and the
- * benchmarks start: when stdin is a pipe from the parent, its closing means the parent is gone
+ * Preloaded (`node -r`) into the child processes that the tests and the fault suite start:
+ * when stdin is a pipe from the parent, its closing means the parent is gone
  * (exited, crashed or SIGKILLed), and the child goes too, at once, instead of living on with its
  * ports, database connections and consumer-group membership. With any other stdin it does nothing.
  */
@@ -9,7 +9,9 @@ const { fstatSync } = require('node:fs');
 
 let pipe = false;
 try {
-  pipe = fstatSync(0).isFIFO();
+  // Node gives a child's piped stdio as a socket pair; a shell pipe is a FIFO.
+  const stdin = fstatSync(0);
+  pipe = stdin.isFIFO() || stdin.isSocket();
 } catch {
   // no stdin at all
 }

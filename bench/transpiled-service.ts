@@ -54,17 +54,17 @@ export interface TranspileReport {
 }
 
 /**
- * Brings `.transpiled/` up to date with src/: transpiles each source newer than its output and
+ * Brings `.transpiled/` up to date with src/ (or `to` with `from`): transpiles each source newer than its output and
  * removes outputs whose source is gone. Safe to run from several processes at once: every file is
  * written beside its place and renamed over it.
  */
-export function transpileService(): TranspileReport {
+export function transpileService(from: string = SOURCE, to: string = TRANSPILED_DIR): TranspileReport {
   const started = Date.now();
-  const sources = sourceFiles(SOURCE);
+  const sources = sourceFiles(from);
   const expected = new Set<string>();
   let transpiled = 0;
   for (const source of sources) {
-    const output = join(TRANSPILED_DIR, relative(SOURCE, source)).replace(/\.ts$/, '.js');
+    const output = join(to, relative(from, source)).replace(/\.ts$/, '.js');
     expected.add(output);
     const outputTime = existsSync(output) ? statSync(output).mtimeMs : -1;
     if (outputTime >= statSync(source).mtimeMs) continue;
@@ -76,12 +76,12 @@ export function transpileService(): TranspileReport {
     transpiled++;
   }
   let removed = 0;
-  for (const output of outputFiles(TRANSPILED_DIR)) {
+  for (const output of outputFiles(to)) {
     if (expected.has(output) || output.endsWith('.tmp')) continue;
     rmSync(output, { force: true });
     removed++;
   }
-  return { dir: TRANSPILED_DIR, transpiled, removed, ms: Date.now() - started };
+  return { dir: to, transpiled, removed, ms: Date.now() - started };
 }
 
 let upToDate = false;
