@@ -501,6 +501,9 @@ export async function ensureKafkaCluster(): Promise<void> {
   if (await clusterAnswers()) return;
   console.log('the three-broker Kafka cluster is not running; starting it (scripts/kafka/run up --brokers 3) ...');
   const started = spawnSync('bash', [resolve(__dirname, '../scripts/kafka/run'), 'up', '--brokers', '3'], { stdio: 'inherit' });
+  // Ready by the script's own check; on a busy machine a node's listener may answer a little later.
+  const deadline = Date.now() + 30_000;
+  while (started.status === 0 && !(await clusterAnswers()) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 500));
   if (started.status !== 0 || !(await clusterAnswers())) throw new Error(`could not start the three-broker Kafka cluster at ${kafkaClusterBrokers()}`);
 }
 

@@ -16,8 +16,10 @@
  * once the last suite is done, whatever a failed or timed-out test left open, and the children a
  * suite starts exit with it (bench/exit-with-parent.js).
  */
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -83,8 +85,9 @@ async function main() {
   const args = process.argv.slice(2);
   if (unitSpecsOnly(args)) {
     console.log('[test] unit specs only: PostgreSQL and Kafka are not needed, none is probed');
-    runJest(args, { TEST_DATABASE_URL: '', TEST_KAFKA_BROKERS: '' });
-    return;
+    // CPU-bound specs: one worker a core.
+    const workers = args.some((a) => /^(--maxWorkers|-w|--runInBand|-i)(=|$)/.test(a)) || process.env.TEST_WORKERS ? [] : [`--maxWorkers=${os.availableParallelism()}`];
+    process.exit(runJest([...workers, ...args], { TEST_DATABASE_URL: '', TEST_KAFKA_BROKERS: '' }));
   }
   const postgres = await findPostgres();
   const kafka = await findKafka();
@@ -96,13 +99,54 @@ async function main() {
     }
     for (const reason of missing) console.warn(`[test] SKIPPING suites that need it: ${reason}`);
   }
-  runJest(args, { TEST_DATABASE_URL: postgres.url || '', TEST_KAFKA_BROKERS: kafka.brokers || '' });
+  const cluster = kafka.brokers && wholeRun(args) ? startClusterEarly() : undefined;
+  const status = runJest(args, { TEST_DATABASE_URL: postgres.url || '', TEST_KAFKA_BROKERS: kafka.brokers || '' });
+  if (cluster) cluster.stop();
+  process.exit(status);
+}
+
+/** No path, name or project filter: every suite runs, the three-broker cluster's among them. */
+function wholeRun(args) {
+  return !args.some((arg) => !arg.startsWith('-') || /^(--selectProjects|--testNamePattern|-t|--testPathPattern)(=|$)/.test(arg));
+}
+
+/**
+ * The three-broker cluster takes 15–45 s to start, and the suite that needs it is the longest of
+ * the run (test/e2e/kafka-cluster.e2e-spec.ts): started here, beside jest's own start, it is ready
+ * or nearly so when that suite begins. Stopped after the run if this started it (the suite also
+ * stops a cluster it had to wait for; `scripts/kafka/run` is idempotent and locked).
+ */
+function startClusterEarly() {
+  const script = path.join(root, 'scripts/kafka/run');
+  if (process.env.TEST_NO_KAFKA_START === 'true') return undefined;
+  if (spawnSync('bash', [script, 'status', '--brokers', '3'], { stdio: 'ignore' }).status === 0) return undefined;
+  const log = path.join(os.tmpdir(), `kafka-cluster-up-${process.pid}.log`);
+  const out = fs.openSync(log, 'w');
+  spawn('bash', [script, 'up', '--brokers', '3'], { cwd: root, env: { ...process.env, KAFKA_CLUSTER_HEAP_OPTS: clusterJvmOptions() }, stdio: ['ignore', out, out] }).unref();
+  console.log(`[test] starting the three-broker Kafka cluster in the background (log: ${log})`);
+  return {
+    stop: () => {
+      spawnSync('bash', [script, 'down', '--brokers', '3'], { stdio: 'ignore' });
+      fs.rmSync(log, { force: true });
+    },
+  };
+}
+
+/**
+ * The three-broker cluster's JVMs without the optimizing compiler: 40 % less CPU to start and to
+ * idle (17 s against 30 s to start), on a machine the suites keep busy; the scenarios are small.
+ * KAFKA_CLUSTER_HEAP_OPTS set by the caller wins.
+ */
+function clusterJvmOptions() {
+  return process.env.KAFKA_CLUSTER_HEAP_OPTS || '-Xms256m -Xmx512m -XX:TieredStopAtLevel=1';
 }
 
 function runJest(args, services) {
   const env = {
     ...process.env,
     ...services,
+    // For the nodes the cluster suite starts and restarts itself.
+    KAFKA_CLUSTER_HEAP_OPTS: clusterJvmOptions(),
     // The service's own settings must not leak into tests that build their own config.
     DATABASE_URL: '',
     KAFKA_BROKERS: '',
@@ -113,7 +157,7 @@ function runJest(args, services) {
   // PGlite (the embedded database) loads its WebAssembly with a dynamic import, which jest's
   // module sandbox allows only with VM modules enabled.
   const result = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jest, ...runArgs], { cwd: root, env, stdio: 'inherit' });
-  process.exit(result.status ?? 1);
+  return result.status ?? 1;
 }
 
 main().catch((error) => {

@@ -308,14 +308,14 @@ describe('the embedded default', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 });
 
 /** Starts the service, waits for its start-up report, and gives a way to stop it. */
 async function runUntilListening(env: Record<string, string>) {
   const service = startEntry('main', [], { env });
   const { child, exited } = service;
-  await service.waitFor(/connect page: /, 45_000);
+  await service.waitFor(/connect page: /, 90_000);
   const output = service.output();
   const url = /listening on (\S+)/.exec(output)?.[1];
   if (!url) {

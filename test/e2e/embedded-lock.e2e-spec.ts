@@ -15,7 +15,11 @@ const run = (entry: 'main' | 'cli', args: string[], env: Record<string, string>)
  * The embedded database belongs to one process at a time: a second service or the CLI on the
  * same data directory is refused with the holder's pid, and nothing the holder wrote is lost.
  */
+// Each test opens the embedded database (PostgreSQL in WebAssembly) in up to three processes, each
+// seconds of CPU: on a busy machine that is minutes.
 describe('the embedded data directory lock', () => {
+  jest.setTimeout(240_000);
+
   let dataDir: string;
   let service: RunningService | undefined;
   const start = () => startService(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', EMBEDDED_DATA_DIR: dataDir }));

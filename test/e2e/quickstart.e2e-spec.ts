@@ -17,7 +17,7 @@ function quickstartCommands(): string[] {
 /** Starts the service as `npm start` does, with its node flags (on a fresh embedded data directory), and reads its banner. */
 async function startAsNewcomer(dataDir: string) {
   const service = startEntry('main', [], { nodeArgs: START_NODE_ARGS, env: { PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir } });
-  await service.waitFor(/ops login:/, 60_000);
+  await service.waitFor(/ops login:/, 90_000);
   const output = service.output();
   const banner = {
     BASE: /listening on (\S+)/.exec(output)?.[1],
@@ -82,5 +82,5 @@ describeWithPostgres('the quickstart', () => {
       await service.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 });

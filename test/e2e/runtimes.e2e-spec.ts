@@ -33,7 +33,7 @@ describe('the embedded default', () => {
       await service.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 });
 
 describe('start-up', () => {
@@ -53,7 +53,7 @@ describeWithPostgres('a running service', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bo-main-'));
     const run = runMain({ PORT: '0', HOST: '127.0.0.1', EMBEDDED_DATA_DIR: dataDir });
     try {
-      await run.waitFor(/listening on/, 45_000);
+      await run.waitFor(/listening on/, 90_000);
       expect(run.output()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
       expect(run.output()).toMatch(/ops login: ops \/ \S{12,}/);
       run.child.kill('SIGTERM');
@@ -62,7 +62,7 @@ describeWithPostgres('a running service', () => {
       run.child.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 
   it('reports not ready, with the failing dependency, when the database goes away', async () => {
     const service = await startTestService();
