@@ -40,7 +40,8 @@ describeWithPostgres('webhook delivery across a SIGKILL of the service', () => {
         INSTANCE_ID: 'webhooks-1',
         INSTANCE_HEARTBEAT_MS: '250',
         INSTANCE_DEAD_AFTER_MS: '2000',
-        WEBHOOK_TIMEOUT_MS: '5000',
+        // Longer than the deliveries are held below, so none times out and is sent again.
+        WEBHOOK_TIMEOUT_MS: '60000',
         WEBHOOK_RETRY_BASE_MS: '100',
         SANDBOX_EDIT_SYNCS: 'false',
       },
@@ -71,6 +72,9 @@ describeWithPostgres('webhook delivery across a SIGKILL of the service', () => {
       json({ url: receiver.url, event_types: ['account.updated'], max_concurrency: MAX_CONCURRENCY }, appAuth),
     );
     expect(endpoint.status).toBe(201);
+    // Every event queued before any delivery completes, so the kill lands mid-stream on a slow
+    // machine too (toggling took longer there than delivering, and all had arrived by the kill).
+    const release = receiver.hold();
     const tokens: string[] = [];
     for (let i = 0; i < CONNECTIONS; i++) {
       const res = await first.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 1 }, appAuth));
@@ -88,6 +92,8 @@ describeWithPostgres('webhook delivery across a SIGKILL of the service', () => {
     }
     const queued: string[] = (await db.query(`SELECT event_id FROM webhook_deliveries ORDER BY id`)).map((r: { event_id: string }) => r.event_id);
     expect(queued).toHaveLength(EVENTS);
+    expect(receiver.received.length).toBeLessThanOrEqual(MAX_CONCURRENCY);
+    release();
 
     // Kill it in the middle: some delivered, some in flight at the receiver.
     await expectEventually(() => {

@@ -19,6 +19,8 @@ export class WebhookReceiver {
   answer: (request: ReceivedWebhook, index: number) => Answer = () => 200;
   /** Requests being answered right now (to see concurrency caps). */
   inFlight = 0;
+  /** While set, answers wait for it (then for their own delay): see hold(). */
+  private gate: Promise<void> | undefined;
   maxInFlight = 0;
   private server: Server | undefined;
   private readonly hanging = new Set<ServerResponse>();
@@ -80,8 +82,23 @@ export class WebhookReceiver {
       const send = () => {
         if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `status ${status}`);
       };
-      if (delayMs > 0) setTimeout(send, delayMs);
-      else send();
+      const answerNow = () => (delayMs > 0 ? setTimeout(send, delayMs) : send());
+      if (this.gate) void this.gate.then(answerNow);
+      else answerNow();
     });
+  }
+
+  /**
+   * Holds every answer until the returned function is called: requests arrive and wait, so a
+   * test can queue all its work before any delivery completes, however fast or slow the machine.
+   */
+  hold(): () => void {
+    let release!: () => void;
+    const gate = new Promise<void>((done) => (release = done));
+    this.gate = gate;
+    return () => {
+      if (this.gate === gate) this.gate = undefined;
+      release();
+    };
   }
 }
