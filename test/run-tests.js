@@ -86,8 +86,7 @@ async function main() {
   if (unitSpecsOnly(args)) {
     console.log('[test] unit specs only: PostgreSQL and Kafka are not needed, none is probed');
     // CPU-bound specs: one worker a core.
-    const workers = args.some((a) => /^(--maxWorkers|-w|--runInBand|-i)(=|$)/.test(a)) || process.env.TEST_WORKERS ? [] : [`--maxWorkers=${os.availableParallelism()}`];
-    process.exit(runJest([...workers, ...args], { TEST_DATABASE_URL: '', TEST_KAFKA_BROKERS: '' }));
+    process.exit(runJest(args, { TEST_DATABASE_URL: '', TEST_KAFKA_BROKERS: '' }, os.availableParallelism()));
   }
   const postgres = await findPostgres();
   const kafka = await findKafka();
@@ -141,7 +140,8 @@ function clusterJvmOptions() {
   return process.env.KAFKA_CLUSTER_HEAP_OPTS || '-Xms256m -Xmx512m -XX:TieredStopAtLevel=1';
 }
 
-function runJest(args, services) {
+/** Suites at once: jest's --maxWorkers or --runInBand when given, else TEST_WORKERS, else `workers`. */
+function runJest(args, services, workers = 4) {
   const env = {
     ...process.env,
     ...services,
@@ -152,7 +152,7 @@ function runJest(args, services) {
     KAFKA_BROKERS: '',
   };
   const jest = require.resolve('jest/bin/jest', { paths: [root] });
-  const parallel = args.some((a) => /^(--maxWorkers|-w|--runInBand|-i)(=|$)/.test(a)) ? [] : [`--maxWorkers=${process.env.TEST_WORKERS || 4}`];
+  const parallel = args.some((a) => /^(--maxWorkers|-w|--runInBand|-i)(=|$)/.test(a)) ? [] : [`--maxWorkers=${process.env.TEST_WORKERS || workers}`];
   const runArgs = [...parallel, ...(args.includes('--watch') || args.includes('--watchAll') ? [] : ['--forceExit']), ...args];
   // PGlite (the embedded database) loads its WebAssembly with a dynamic import, which jest's
   // module sandbox allows only with VM modules enabled.
