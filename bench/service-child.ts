@@ -120,6 +120,15 @@ export interface ServiceChildOptions {
   env?: Record<string, string>;
   /** How long start-up may take until /health/ready answers 200; default 120 s. */
   readyTimeoutMs?: number;
+  /** Options for node itself, e.g. startHeapFlags() to run with the heap `npm start` gives. */
+  nodeOptions?: string[];
+}
+
+/** The V8 heap flags of `npm start` (package.json), so that a child runs in the heap a deployment has. */
+export function startHeapFlags(): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { scripts } = require(resolve(ROOT, 'package.json')) as { scripts: Record<string, string> };
+  return scripts.start.split(/\s+/).filter((word) => /^--(max-old-space-size|max-semi-space-size|heap-growing-percent)=/.test(word));
 }
 
 /**
@@ -164,7 +173,7 @@ async function startOnce(options: ServiceChildOptions, port: number): Promise<Se
     }),
     ...options.env,
   };
-  const child = spawn(process.execPath, [...EXIT_WITH_PARENT, ...transpiledEntry('main')], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...EXIT_WITH_PARENT, ...transpiledEntry('main')], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();

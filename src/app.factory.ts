@@ -12,7 +12,9 @@ import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { setupApiDocs } from './infrastructure/http/api-docs';
 import { ErrorFilter } from './infrastructure/http/error.filter';
 import { answerClientError, answerUnmetExpectation, sendFrameworkError } from './infrastructure/http/framework-errors';
+import { BodyBudget } from './infrastructure/http/body-budget';
 import { useJsonBodyParser } from './infrastructure/http/json-body-parser';
+import { boundRouteBodies, releaseWithAnswer, requestBoundsOptions } from './infrastructure/http/request-bounds';
 import { REQUEST_ID_HEADER, requestIdOf } from './infrastructure/http/request-id';
 import { checkRequestText } from './infrastructure/http/request-text-check';
 import { createValidationPipe } from './infrastructure/http/validation';
@@ -53,7 +55,7 @@ export async function startService(config: AppConfig, options: StartOptions = {}
         clock: options.clock,
       }),
       new FastifyAdapter({
-        bodyLimit: config.BODY_LIMIT_BYTES,
+        ...requestBoundsOptions({ headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS }),
         genReqId: requestIdOf,
         return503OnClosing: true,
         trustProxy: trustProxyOption(config.TRUST_PROXY),
@@ -62,7 +64,7 @@ export async function startService(config: AppConfig, options: StartOptions = {}
       }),
       { bufferLogs: true, abortOnError: false, bodyParser: false },
     );
-    await configureHttp(app);
+    await configureHttp(app, config);
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {
     await app?.close().catch(() => undefined);
@@ -87,7 +89,7 @@ export async function startService(config: AppConfig, options: StartOptions = {}
   };
 }
 
-async function configureHttp(app: NestFastifyApplication): Promise<void> {
+async function configureHttp(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   app.useLogger(new QuietBootLogger(app.get(Logger)));
   app.flushLogs();
   app.useGlobalFilters(new ErrorFilter());
@@ -95,7 +97,9 @@ async function configureHttp(app: NestFastifyApplication): Promise<void> {
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.server.on('checkExpectation', answerUnmetExpectation);
-  useJsonBodyParser(fastify);
+  boundRouteBodies(fastify);
+  releaseWithAnswer(fastify);
+  useJsonBodyParser(fastify, new BodyBudget(config.BODY_BUDGET_MB * 1024 * 1024, config.BODY_WAIT_MS));
   checkRequestText(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);

@@ -27,25 +27,38 @@ function fail(message: string): never {
  * checked: a mistyped command is answered at once, not after a second of loading.
  */
 async function withApplications<T>(config: AppConfig, work: (service: ApplicationsService) => Promise<T>): Promise<T> {
-  const [{ Module }, { NestFactory }, { TypeOrmModule }, { ConfigModule }, { EmbeddedPostgres }, { dataSourceOptions }, { ApplicationsService }, { SecretHasher }] =
-    await Promise.all([
-      import('@nestjs/common'),
-      import('@nestjs/core'),
-      import('@nestjs/typeorm'),
-      import('./config/config.module'),
-      import('./infrastructure/database/embedded-postgres'),
-      import('./infrastructure/database/data-source'),
-      import('./modules/applications/applications.service'),
-      import('./infrastructure/auth/secret-hasher'),
-    ]);
+  const [
+    { Module },
+    { NestFactory },
+    { TypeOrmModule },
+    { ConfigModule },
+    { EmbeddedPostgres },
+    { dataSourceOptions },
+    { ApplicationsService },
+    { SecretHasher },
+    { ClientSecretCheck },
+    { ClockModule },
+  ] = await Promise.all([
+    import('@nestjs/common'),
+    import('@nestjs/core'),
+    import('@nestjs/typeorm'),
+    import('./config/config.module'),
+    import('./infrastructure/database/embedded-postgres'),
+    import('./infrastructure/database/data-source'),
+    import('./modules/applications/applications.service'),
+    import('./infrastructure/auth/secret-hasher'),
+    import('./modules/applications/client-secret-check'),
+    import('./infrastructure/clock/clock.module'),
+  ]);
   const embedded = config.embedded ? await EmbeddedPostgres.start(config.EMBEDDED_DATA_DIR) : undefined;
   class CliModule {}
   Module({
     imports: [
       ConfigModule.forRoot(config),
       TypeOrmModule.forRoot(dataSourceOptions({ url: config.DATABASE_URL ?? embedded!.url, poolSize: 1 })),
+      ClockModule.forRoot(),
     ],
-    providers: [SecretHasher, ApplicationsService],
+    providers: [SecretHasher, ClientSecretCheck, ApplicationsService],
   })(CliModule);
   const context = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
   try {

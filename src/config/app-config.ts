@@ -309,20 +309,77 @@ export class AppConfig {
   LOG_PRETTY = false;
 
   /**
-   * Which peers' X-Forwarded-For is believed for the client's address (the one failed ops
-   * sign-ins are counted against): by default only a proxy on this host (loopback). Any peer
-   * trusted here can pick the address it is counted as, so a private network is not trusted
-   * as a whole: name the load balancer's addresses instead.
+   * Which peers' X-Forwarded-For is believed for the client's address (the one failed sign-ins
+   * and client secrets are counted against): by default none, so each client is counted by the
+   * address it connects from. Behind a proxy, name it (`loopback` for one on this host, else
+   * its addresses): any peer trusted here can pick the address it is counted as, so neither
+   * loopback nor a private network is trusted unasked.
    */
   @ValidateBy({ name: 'isTrustProxy', validator: { validate: isTrustProxy, defaultMessage: () => TRUST_PROXY_MESSAGE } })
-  TRUST_PROXY = 'loopback';
+  TRUST_PROXY = 'false';
 
-  /** Largest accepted request body; 10,000-element enrollment bodies fit well inside 8 MiB. */
+  // Limits on failed sign-ins beyond the ops address and username ones (issue 38, findings 3 and 4).
+  /**
+   * Key that signs the ops device tokens a successful ops sign-in hands out (they exempt that
+   * device from the per-username limit). Instances behind one address must share it; unset,
+   * each process draws a random one (after a restart a device signs in once more to be known).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'OPS_DEVICE_SIGNING_KEY must be at least 32 characters' })
+  @MaxLength(500)
+  OPS_DEVICE_SIGNING_KEY?: string;
+
+  /**
+   * Wrong client secrets one client address may send per window before it is refused (429);
+   * one client_id may get three times as many, from all addresses together. A secret already
+   * verified on this instance is never refused.
+   */
   @Transform(toInt)
-  @IsInt()
-  @Min(1024)
-  @Max(256 * 1024 * 1024)
-  BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+  @IsInt({ message: 'CLIENT_SECRET_MAX_FAILURES must be a whole number from 1 to 1000' })
+  @Min(1, { message: 'CLIENT_SECRET_MAX_FAILURES must be a whole number from 1 to 1000' })
+  @Max(1000, { message: 'CLIENT_SECRET_MAX_FAILURES must be a whole number from 1 to 1000' })
+  CLIENT_SECRET_MAX_FAILURES = 20;
+
+  /** The window of those failures, from the first; a refused address or client_id waits for its end. */
+  @Transform(toInt)
+  @IsInt({ message: 'CLIENT_SECRET_LOCKOUT_SECONDS must be a whole number of seconds from 1 to 86400' })
+  @Min(1, { message: 'CLIENT_SECRET_LOCKOUT_SECONDS must be a whole number of seconds from 1 to 86400' })
+  @Max(86_400, { message: 'CLIENT_SECRET_LOCKOUT_SECONDS must be a whole number of seconds from 1 to 86400' })
+  CLIENT_SECRET_LOCKOUT_SECONDS = 900;
+
+  /**
+   * Heap that request bodies being parsed and handled may take at once, estimated from their
+   * size and number of JSON values (each route's own limits are in body-limits.ts). Sized for
+   * the heap `npm start` gives (256 MB): any one body fits alone; more wait for room.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'BODY_BUDGET_MB must be a whole number of MiB from 8 to 4096' })
+  @Min(8, { message: 'BODY_BUDGET_MB must be a whole number of MiB from 8 to 4096' })
+  @Max(4_096, { message: 'BODY_BUDGET_MB must be a whole number of MiB from 8 to 4096' })
+  BODY_BUDGET_MB = 40;
+
+  /** How long a body may wait for room in that budget before it is refused with 429 and Retry-After. */
+  @Transform(toInt)
+  @IsInt({ message: 'BODY_WAIT_MS must be a whole number of milliseconds from 100 to 120000' })
+  @Min(100, { message: 'BODY_WAIT_MS must be a whole number of milliseconds from 100 to 120000' })
+  @Max(120_000, { message: 'BODY_WAIT_MS must be a whole number of milliseconds from 100 to 120000' })
+  BODY_WAIT_MS = 10_000;
+
+  /** The request line and headers must arrive within this, or the request is answered 408. */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_HEADERS_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 600000' })
+  @Min(1_000, { message: 'HTTP_HEADERS_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 600000' })
+  @Max(600_000, { message: 'HTTP_HEADERS_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 600000' })
+  HTTP_HEADERS_TIMEOUT_MS = 20_000;
+
+  /** The whole request, body included, must arrive within this, or it is answered 408. */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_REQUEST_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 600000' })
+  @Min(1_000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 600000' })
+  @Max(600_000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 600000' })
+  HTTP_REQUEST_TIMEOUT_MS = 60_000;
 
   @Transform(toInt)
   @IsInt()
@@ -439,6 +496,29 @@ export class AppConfig {
   @Min(1)
   @Max(3650)
   WEBHOOK_RETENTION_DAYS = 30;
+
+  // Idempotency-Key answers one application may keep (docs/decisions.md "Idempotency-Key"). An
+  // application's allowance is counted per day from its first key, so at most twice it is live.
+  /** An answer larger than this is sent but not kept: a retry with its key is told so (409), not run again. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_024)
+  @Max(16_777_216)
+  IDEMPOTENCY_MAX_ANSWER_BYTES = 65_536;
+
+  /** Bytes of answers kept per application and day; past them answers are sent but not kept, as above. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_024)
+  @Max(1_073_741_824)
+  IDEMPOTENCY_ANSWER_BYTES_PER_APPLICATION = 8_388_608;
+
+  /** Keys taken per application and day; past them a request with a new key is 429 with Retry-After. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  IDEMPOTENCY_KEYS_PER_APPLICATION = 20_000;
 
   /**
    * Latency of every live provider call, in ms. Unset: each provider's own range from the

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
+import { DEFAULT_BODY_LIMIT } from '../../src/infrastructure/http/body-limits';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, IsUUID, Length, Min, ValidateNested } from 'class-validator';
@@ -79,7 +80,7 @@ describeWithPostgres('HTTP conventions', () => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await startTestService({ extraModules: [ProbeModule], env: { BODY_LIMIT_BYTES: '4096' } });
+    service = await startTestService({ extraModules: [ProbeModule] });
   });
   afterAll(() => service?.close());
 
@@ -107,7 +108,7 @@ describeWithPostgres('HTTP conventions', () => {
     });
 
     it('renders an oversized body as 413 payload_too_large', async () => {
-      const res = await service.request('/probe/echo', json({ name: 'x'.repeat(10_000) }));
+      const res = await service.request('/probe/echo', json({ name: 'x'.repeat(DEFAULT_BODY_LIMIT.bytes) }));
       expect(res.status).toBe(413);
       expect(res.body).toMatchObject({ code: 413, name: 'invalid_request_error', service_code: 'payload_too_large' });
     });

@@ -1,12 +1,14 @@
-import { Controller, HttpCode, Module, Post, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Module, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { DomainError } from '../../src/domain/shared/domain-error';
+import { IdempotencySecretAnswers1797930000000 } from '../../src/infrastructure/database/migrations/1797930000000-idempotency-secret-answers';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { RequiresAccessToken } from '../../src/modules/auth/access-token.guard';
+import { ConnectSessionsService } from '../../src/modules/auth/connect-sessions.service';
 import { describeWithPostgres } from '../setup/test-env';
-import { basic, bearer, createApplication } from '../utils/connect';
+import { basic, bearer, createApplication, everythingStored, REDIRECT_URI } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
 
@@ -29,6 +31,7 @@ const person = (first = 'Ada') => ({
 /** Routes whose failures the real API cannot produce on demand: 5xx, then success. */
 let flakyRuns = 0;
 let providerRuns = 0;
+let sizedRuns = 0;
 @Controller('idempotency-probe')
 @RequiresAccessToken()
 class ProbeController {
@@ -51,6 +54,14 @@ class ProbeController {
   accepted(@Res({ passthrough: true }) reply: FastifyReply) {
     void reply.status(202);
     return { accepted_at: Date.now(), random: Math.random() };
+  }
+
+  /** An answer of about `bytes` bytes, as a provider's large answer to POST /forward. */
+  @Post('sized')
+  @HttpCode(200)
+  sized(@Body() body: { bytes: number; tag?: string }) {
+    sizedRuns += 1;
+    return { run: sizedRuns, data: 'x'.repeat(body.bytes) };
   }
 }
 
@@ -270,8 +281,12 @@ describeWithPostgres('Idempotency-Key on POST', () => {
       const first = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
       expect(first.status).toBe(200);
       const again = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
-      expectReplayOf(again, first);
-      expect(again.body.access_token).toBe(first.body.access_token);
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      // The same connection, never its token again (see 'answers that carry a secret').
+      const { access_token: token, ...connection } = first.body;
+      expect(again.body).toEqual(connection);
+      expect(again.text).not.toContain(token);
       expect(await connectionsOf(app)).toBe(before + 1);
 
       // Same client id, wrong secret: the route's own 401, never the stored token.
@@ -297,6 +312,169 @@ describeWithPostgres('Idempotency-Key on POST', () => {
       const right = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
       expect(right.status).toBe(200);
       expect(right.headers.get('idempotent-replayed')).toBeNull();
+    });
+  });
+
+  describe('answers that carry a secret (issue 38, finding 5)', () => {
+    const storedAnswers = async () =>
+      ((await dataSource.query(`SELECT coalesce(string_agg(response_body, ' '), '') AS bodies FROM idempotency_keys`))[0].bodies as string);
+
+    async function codeFor(credentials: IssuedCredentials) {
+      const session = await service.request(
+        '/connect/sessions',
+        json({ customer_id: freshKey(), customer_name: 'Acme Corp', products: ['company'], redirect_uri: REDIRECT_URI }, basic(credentials)),
+      );
+      expect(session.status).toBe(201);
+      const flow = await service.app.get(ConnectSessionsService).complete(session.body.session_id, {
+        providerId: 'sandbox_automated',
+        authenticationType: 'credential',
+        manual: false,
+        entityNames: ['Acme Corp'],
+      });
+      return flow.code;
+    }
+
+    it('never replays a token exchange: the retry is a second use of the code, refused, and it revokes the token', async () => {
+      const code = await codeFor(app);
+      const key = freshKey();
+      const exchange = () =>
+        service.request(
+          '/auth/token',
+          json({ client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: REDIRECT_URI }, { 'idempotency-key': key }),
+        );
+      const first = await exchange();
+      expect(first.status).toBe(200);
+      expect(first.headers.get('cache-control')).toBe('no-store');
+      expect(await storedAnswers()).not.toContain(first.body.access_token);
+
+      const again = await exchange();
+      expect(again.status).toBe(400);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      expect(again.body).toMatchObject({ name: 'invalid_request_error', service_code: 'invalid_grant' });
+      expect(again.text).not.toContain(first.body.access_token);
+      // RFC 6749 §4.1.2, as without the key: the token the code issued is revoked.
+      const introspected = await service.request('/introspect', { headers: bearer(first.body.access_token) });
+      expect(introspected.status).toBe(401);
+      // ... and a third try hands out no revoked token either.
+      const third = await exchange();
+      expect(third.status).toBe(400);
+      expect(third.text).not.toContain(first.body.access_token);
+      expect(await everythingStored(service)).not.toContain(first.body.access_token);
+    });
+
+    it('replays a webhook endpoint’s creation and rotation without the signing secret, also once it is deleted, and never stores it', async () => {
+      const createKey = freshKey();
+      const create = () =>
+        service.request('/webhooks/endpoints', json({ url: 'https://hooks.platform.example.com/benefits' }, { ...basic(app), 'idempotency-key': createKey }));
+      const created = await create();
+      expect(created.status).toBe(201);
+      expect(created.body.secret).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+      expect(created.headers.get('cache-control')).toBe('no-store');
+      const { secret, ...endpoint } = created.body;
+
+      const rotateKey = freshKey();
+      const rotate = () =>
+        service.request(`/webhooks/endpoints/${endpoint.id}/rotate-secret`, { method: 'POST', headers: { ...basic(app), 'idempotency-key': rotateKey } });
+      const rotated = await rotate();
+      expect(rotated.status).toBe(200);
+      expect(rotated.headers.get('cache-control')).toBe('no-store');
+      const { secret: newSecret, ...afterRotation } = rotated.body;
+      expect(newSecret).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+
+      const check = async () => {
+        const [createdAgain, rotatedAgain] = [await create(), await rotate()];
+        for (const [again, first, shown] of [
+          [createdAgain, created, endpoint],
+          [rotatedAgain, rotated, afterRotation],
+        ] as const) {
+          expect(again.status).toBe(first.status);
+          expect(again.headers.get('idempotent-replayed')).toBe('true');
+          expect(again.headers.get('cache-control')).toBe('no-store');
+          expect(again.body).toEqual(shown);
+          expect(again.text).not.toContain(secret);
+          expect(again.text).not.toContain(newSecret);
+        }
+      };
+      const endpoints = async () =>
+        (await dataSource.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE application_id = $1`, [app.client_id]))[0].n;
+      await check();
+      expect(await endpoints()).toBe(1);
+      expect((await service.request(`/webhooks/endpoints/${endpoint.id}`, { method: 'DELETE', headers: basic(app) })).status).toBe(200);
+      await check();
+      expect(await endpoints()).toBe(0);
+      // The secrets are kept nowhere in clear (the endpoint's own is sealed, and now gone).
+      const stored = await everythingStored(service);
+      expect(stored).not.toContain(secret);
+      expect(stored).not.toContain(newSecret);
+    });
+
+    it('replays a sandbox connection or account without its access token, and never stores the token', async () => {
+      const key = freshKey();
+      const body = { provider_id: 'sandbox_automated', employee_size: 2 };
+      const first = await service.request('/sandbox/connections', json(body, { ...basic(app), 'idempotency-key': key }));
+      expect(first.status).toBe(200);
+      const accountKey = freshKey();
+      const accountBody = { company_id: first.body.company_id, provider_id: 'sandbox_automated' };
+      const account = await service.request('/sandbox/connections/accounts', json(accountBody, { ...basic(app), 'idempotency-key': accountKey }));
+      expect(account.status).toBe(200);
+      // Disconnected: its tokens are revoked; a replay must not hand them out.
+      const disconnect = await service.request('/sandbox/connections/accounts', {
+        ...json({ connection_status: 'disconnected' }, bearer(account.body.access_token)),
+        method: 'PUT',
+      });
+      expect(disconnect.status).toBe(200);
+      for (const [path, sent, answer, replayKey] of [
+        ['/sandbox/connections', body, first, key],
+        ['/sandbox/connections/accounts', accountBody, account, accountKey],
+      ] as const) {
+        const again = await service.request(path, json(sent, { ...basic(app), 'idempotency-key': replayKey }));
+        expect(again.status).toBe(200);
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        expect(again.headers.get('cache-control')).toBe('no-store');
+        const { access_token: token, ...rest } = answer.body;
+        expect(again.body).toEqual(rest);
+        expect(again.text).not.toContain(token);
+      }
+      const stored = await everythingStored(service);
+      expect(stored).not.toContain(first.body.access_token);
+      expect(stored).not.toContain(account.body.access_token);
+    });
+
+    it('migration 1797930000000 clears the secrets that answers kept before it', async () => {
+      const rows: [string, string | null][] = [
+        ['token', JSON.stringify({ access_token: 'tok-exchange-secret', token_type: 'bearer', connection_id: 'c1', client_type: 'sandbox', connection_type: 'provider' })],
+        ['sandbox', JSON.stringify({ connection_id: 'c2', access_token: 'tok-sandbox-secret', token_type: 'bearer', authentication_type: 'credential' })],
+        ['webhook', JSON.stringify({ id: 'e1', url: 'https://x.example.com/', secret: 'signing-secret-in-clear' })],
+        ['plain', JSON.stringify({ id: 'r1', note: 'mentions "secret" and "access_token" only as values' })],
+        ['list', JSON.stringify(['secret', 'access_token'])],
+        ['empty', null],
+      ];
+      const scope = `application:${freshKey()}`;
+      for (const [key, body] of rows) {
+        await dataSource.query(
+          `INSERT INTO idempotency_keys (scope, key, request_hash, attempt, status_code, response_body, created_at) VALUES ($1, $2, 'h', gen_random_uuid(), 200, $3, now())`,
+          [scope, key, body],
+        );
+      }
+      const runner = dataSource.createQueryRunner();
+      try {
+        await new IdempotencySecretAnswers1797930000000().up(runner);
+      } finally {
+        await runner.release();
+      }
+      const left: { key: string; response_body: string | null }[] = await dataSource.query(
+        `SELECT key, response_body FROM idempotency_keys WHERE scope = $1 ORDER BY key`,
+        [scope],
+      );
+      const byKey = Object.fromEntries(left.map((r) => [r.key, r.response_body === null ? null : JSON.parse(r.response_body)]));
+      expect(byKey).toEqual({
+        // An exchange is not replayed any more: its retry is a second use of the code.
+        sandbox: { connection_id: 'c2', token_type: 'bearer', authentication_type: 'credential' },
+        webhook: { id: 'e1', url: 'https://x.example.com/' },
+        plain: JSON.parse(rows[3][1]!),
+        list: ['secret', 'access_token'],
+        empty: null,
+      });
     });
   });
 
@@ -377,5 +555,111 @@ describeWithPostgres('Idempotency-Key on POST', () => {
       // ... and the new answer is the one kept from now on.
       expectReplayOf(await post(RULES, rule(), employer.token, key), later);
     });
+  });
+});
+
+describeWithPostgres('Idempotency-Key: what one application may store (issue 38, finding 7)', () => {
+  let service: TestService;
+  let dataSource: DataSource;
+  const clock = new ManualClock('2026-06-01T12:00:00Z');
+  const limits = { IDEMPOTENCY_MAX_ANSWER_BYTES: '2000', IDEMPOTENCY_ANSWER_BYTES_PER_APPLICATION: '5000', IDEMPOTENCY_KEYS_PER_APPLICATION: '12' };
+  let n = 0;
+  const freshKey = () => `bound-${Date.now()}-${++n}`;
+
+  beforeAll(async () => {
+    service = await startTestService({ clock, extraModules: [ProbeModule], env: limits });
+    dataSource = service.app.get(DataSource);
+  });
+  afterAll(() => service?.close());
+
+  async function tokenOf(credentials: IssuedCredentials): Promise<string> {
+    const res = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 1 }, basic(credentials)));
+    expect(res.status).toBe(200);
+    return res.body.access_token;
+  }
+  const sized = (token: string, bytes: number, key?: string) =>
+    service.request('/idempotency-probe/sized', json({ bytes }, { ...bearer(token), ...(key === undefined ? {} : { 'idempotency-key': key }) }));
+  /** Bytes of answers kept for the application, over all its connections. */
+  const keptBytes = async (credentials: IssuedCredentials) =>
+    Number(
+      (
+        await dataSource.query(
+          `SELECT coalesce(sum(octet_length(k.response_body)), 0) AS n FROM idempotency_keys k
+            WHERE k.scope IN (SELECT 'connection:' || c.id FROM connections c WHERE c.application_id = $1)`,
+          [credentials.client_id],
+        )
+      )[0].n,
+    );
+
+  it('answers an answer larger than IDEMPOTENCY_MAX_ANSWER_BYTES in full but keeps only its outcome: a retry is told so, and not run again', async () => {
+    const token = await tokenOf(await createApplication(service));
+    const key = freshKey();
+    const first = await sized(token, 3000, key);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(3000);
+    const runs = sizedRuns;
+    const again = await sized(token, 3000, key);
+    expect(again.status).toBe(409);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toMatchObject({ code: 409, name: 'conflict_error', service_code: 'idempotency_answer_not_kept' });
+    expect(again.body.message).toMatch(/already processed \(status 200\)/);
+    expect(again.body.message).toMatch(/larger than the 2000 bytes/);
+    expect(sizedRuns).toBe(runs);
+    // Another body with the key is still another request.
+    expect((await sized(token, 10, key)).body.service_code).toBe('idempotency_key_reused');
+    // A small answer is kept as before.
+    const smallKey = freshKey();
+    const small = await sized(token, 100, smallKey);
+    const smallAgain = await sized(token, 100, smallKey);
+    expect([smallAgain.status, smallAgain.text, smallAgain.headers.get('idempotent-replayed')]).toEqual([200, small.text, 'true']);
+  });
+
+  it('keeps at most IDEMPOTENCY_ANSWER_BYTES_PER_APPLICATION of answers per application, over all its connections', async () => {
+    const limited = await createApplication(service);
+    const tokens = [await tokenOf(limited), await tokenOf(limited)];
+    const sent: { token: string; key: string; answer: TestResponse }[] = [];
+    for (let i = 0; i < 8; i++) {
+      const token = tokens[i % 2];
+      const key = freshKey();
+      const answer = await sized(token, 1500, key);
+      expect(answer.status).toBe(200);
+      sent.push({ token, key, answer });
+    }
+    expect(await keptBytes(limited)).toBeLessThanOrEqual(5000);
+    const replays = [];
+    for (const { token, key, answer } of sent) {
+      const again = await sized(token, 1500, key);
+      if (again.status === 200) expect(again.text).toBe(answer.text);
+      replays.push(again.status === 200 ? 'replayed' : again.body.service_code);
+    }
+    // The first answers fit (3 × ~1.5 kB); the later ones were answered but not kept, and are not run again.
+    expect(replays).toEqual(['replayed', 'replayed', 'replayed', ...Array(5).fill('idempotency_answer_not_kept')]);
+    // Another application has its own allowance.
+    const other = await tokenOf(await createApplication(service));
+    const key = freshKey();
+    const first = await sized(other, 1500, key);
+    expect((await sized(other, 1500, key)).text).toBe(first.text);
+  });
+
+  it('refuses new keys past IDEMPOTENCY_KEYS_PER_APPLICATION with 429 and Retry-After until its day is over; replays and keyless requests go on', async () => {
+    const limited = await createApplication(service);
+    const token = await tokenOf(limited);
+    const keys = Array.from({ length: 12 }, () => freshKey());
+    for (const key of keys) expect((await sized(token, 10, key)).status).toBe(200);
+    const runs = sizedRuns;
+    const refused = await sized(token, 10, freshKey());
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 429, name: 'rate_limit_error', service_code: 'idempotency_keys_exhausted' });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(24 * 3600);
+    expect(sizedRuns).toBe(runs);
+    // Keys already taken still replay; a request without a key still runs; other applications are not held back.
+    expect((await sized(token, 10, keys[0])).headers.get('idempotent-replayed')).toBe('true');
+    expect((await sized(token, 10)).status).toBe(200);
+    expect((await sized(await tokenOf(await createApplication(service)), 10, freshKey())).status).toBe(200);
+    // A day later the allowance is back.
+    clock.advance(DAY_MS);
+    expect((await sized(token, 10, freshKey())).status).toBe(200);
   });
 });

@@ -699,4 +699,23 @@ describeWithBrowser('ops dashboard in Chromium', () => {
     expect(errors).toEqual([]);
     expect(dialogs).toEqual([]);
   });
+
+  // Last: it leaves the ops username locked for every client without a device token.
+  it('keeps this browser signing in with its device token while guessers elsewhere have used up the username', async () => {
+    // Kept across sign-out (unlike the credentials): it stands for the browser, not the session.
+    await expect(page.evaluate<string | null>("localStorage.getItem('ops-dashboard.device')")).resolves.toMatch(/^[A-Za-z0-9_.-]{40,200}$/);
+    const overviewFrom = async (peer: string, authorization: string) =>
+      (await service.app.inject({ method: 'GET', url: '/ops/api/overview', remoteAddress: peer, headers: { authorization } })).statusCode;
+    for (let i = 0; i < 30; i++) expect([401, 429]).toContain(await overviewFrom(`192.0.2.${(i % 3) + 1}`, basicOf(OPS_USER, 'not-the-password')));
+    expect(await overviewFrom('192.0.2.9', OPS.authorization)).toBe(429);
+
+    await page.locator('#ops-username').fill(OPS_USER);
+    await page.locator('#ops-password').fill(OPS_PASSWORD);
+    await page.keyboard.press('Enter');
+    await titled('Overview');
+    // The overview's data came from the ops API, which let the device's calls in.
+    await page.getByRole('link', { name: /open dead letters/ }).waitFor();
+    await expect(page.locator('#sign-in').isHidden()).resolves.toBe(true);
+    expect(errors).toEqual([]);
+  });
 });

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Finch from '@tryfinch/finch-api';
+import { DataSource } from 'typeorm';
 import { RunningService, startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { ApplicationsService } from '../../src/modules/applications/applications.service';
@@ -46,5 +47,21 @@ describe('webhooks on the embedded database (PGlite)', () => {
     await expectEventually(() => expect(receiver.received).toHaveLength(1), { timeoutMs: 60_000 });
     const event = new Finch({ accessToken: 'unused' }).webhooks.unwrap(receiver.received[0].body, receiver.received[0].headers, endpoint.body.secret);
     expect(event).toMatchObject({ event_type: 'job.data_sync_all.completed', data: { job_id: started.body.job_id } });
+  });
+
+  it('replays an endpoint made with an Idempotency-Key without its secret, and counts the key (issue 38, findings 5 and 7)', async () => {
+    const app = await service.app.get(ApplicationsService).create({ name: 'Embedded keys', redirectUris: [], sandbox: true });
+    const create = () =>
+      request(service.url, '/webhooks/endpoints', json({ url: 'https://hooks.platform.example.com/in' }, { ...basic(app), 'idempotency-key': 'embedded-1' }));
+    const first = await create();
+    expect(first.status).toBe(201);
+    const again = await create();
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const { secret, ...endpoint } = first.body;
+    expect(again.body).toEqual(endpoint);
+    expect(again.text).not.toContain(secret);
+    const allowance = await service.app.get(DataSource).query(`SELECT keys FROM idempotency_allowances WHERE owner = $1`, [`application:${app.client_id}`]);
+    expect(allowance).toEqual([{ keys: 1 }]);
   });
 });

@@ -116,6 +116,46 @@ describeWithPostgres('webhooks (PostgreSQL, a local receiver)', () => {
       expect((await createEndpoint({ url: 'https://hooks.platform.example.com/benefits' }, live)).status).toBe(201);
     });
 
+    describe('addresses written in IPv6 that reach private or metadata addresses (issue 38, finding 6)', () => {
+      // Each is refused by the sender; registration must refuse them too, for every application.
+      const forms = [
+        'https://[64:ff9b::a9fe:a9fe]/', // NAT64 of 169.254.169.254
+        'https://[64:ff9b:1::a9fe:a9fe]/', // local-use NAT64 (RFC 8215)
+        'https://[2002:a9fe:a9fe::]/', // 6to4 of 169.254.169.254
+        'https://[::a9fe:a9fe]/', // IPv4-compatible 169.254.169.254
+        'https://[::10.0.0.1]/', // IPv4-compatible 10.0.0.1
+        'https://[::ffff:0:a9fe:a9fe]/', // IPv4-translated (RFC 6145) 169.254.169.254
+        'https://[100::1]/', // discard-only (RFC 6666)
+        'https://169.254.169.254/',
+        'https://10.0.0.1/',
+      ];
+      const kinds = [
+        ['sandbox', true],
+        ['production', false],
+      ] as const;
+
+      it.each(kinds)('refuses each at creation for a %s application and makes no endpoint', async (_, sandboxApp) => {
+        const owner = await createApplication(service, { sandbox: sandboxApp });
+        for (const url of forms) {
+          const res = await createEndpoint({ url }, owner);
+          expect({ url, status: res.status, service_code: res.body.service_code }).toEqual({ url, status: 400, service_code: 'invalid_webhook_url' });
+          expect(res.body.message).toMatch(/webhooks go to public addresses/);
+        }
+        expect((await db().query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE application_id = $1`, [owner.client_id]))[0].n).toBe(0);
+      });
+
+      it.each(kinds)('refuses each on PATCH for a %s application and keeps the old url', async (_, sandboxApp) => {
+        const owner = await createApplication(service, { sandbox: sandboxApp });
+        const created = await createEndpoint({ url: 'https://hooks.platform.example.com/benefits' }, owner);
+        expect(created.status).toBe(201);
+        for (const url of forms) {
+          const res = await api(`/webhooks/endpoints/${created.body.id}`, { method: 'PATCH', body: JSON.stringify({ url }) }, owner);
+          expect({ url, status: res.status, service_code: res.body.service_code }).toEqual({ url, status: 400, service_code: 'invalid_webhook_url' });
+        }
+        expect((await api(`/webhooks/endpoints/${created.body.id}`, {}, owner)).body.url).toBe('https://hooks.platform.example.com/benefits');
+      });
+    });
+
     it('needs the application credentials, and an application sees only its own endpoints', async () => {
       const mine = await createEndpoint({ url: receiver.url });
       const other = await createApplication(service);

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { LIMIT_SHAPES, LimitShape } from './limit-bodies';
 
 /*
  * Hostile inputs for every part of a request: JSON values (wrong types, null, deep nesting,
@@ -302,6 +303,8 @@ export type BodyPlan =
   | { kind: 'bytes'; bytes: string }
   | { kind: 'none' }
   | { kind: 'oversized'; extraBytes: number }
+  | { kind: 'at-limit'; shape: LimitShape }
+  | { kind: 'over-values'; extraValues: number }
   | { kind: 'form'; plan: QueryPlan };
 
 export const bodyPlan: fc.Arbitrary<BodyPlan> = fc.oneof(
@@ -311,8 +314,10 @@ export const bodyPlan: fc.Arbitrary<BodyPlan> = fc.oneof(
   { weight: 20, arbitrary: fc.record({ kind: fc.constant('text' as const), text: fc.constantFrom(...TEXT_BODIES) }) },
   { weight: 10, arbitrary: fc.record({ kind: fc.constant('bytes' as const), bytes: fc.constantFrom(...BYTE_BODIES) }) },
   { weight: 10, arbitrary: fc.constant({ kind: 'none' as const }) },
-  // Rare: it sends more than the body limit (8 MiB by default).
+  // Rare: more bytes than the route's limit, exactly its limit in a costly shape, or more JSON values than it takes.
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('oversized' as const), extraBytes: fc.integer({ min: 1, max: 100_000 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('at-limit' as const), shape: fc.constantFrom(...LIMIT_SHAPES) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('over-values' as const), extraValues: fc.integer({ min: 1, max: 1_000 }) }) },
 );
 
 /** For routes that read no body: usually none, sometimes one anyway. */

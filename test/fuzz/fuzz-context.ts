@@ -74,10 +74,6 @@ export class FuzzContext {
     return Number(new URL(this.service.url).port);
   }
 
-  get bodyLimit(): number {
-    return this.service.config.BODY_LIMIT_BYTES;
-  }
-
   get applicationAuthorization(): string {
     return basicOf(this.application.client_id, this.application.client_secret);
   }

@@ -1,4 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
+import { bodyOfShape, bodyOverValues, limitOf } from './limit-bodies';
 import { join, sep } from 'node:path';
 import { Logger } from '@nestjs/common';
 import fc from 'fast-check';
@@ -136,7 +137,11 @@ function bodyOf(context: FuzzContext, route: FuzzRoute, plan: BodyPlan, t: FuzzT
     case 'bytes':
       return Buffer.from(plan.bytes, 'latin1');
     case 'oversized':
-      return Buffer.from(`{"a":"${'x'.repeat(context.bodyLimit + plan.extraBytes)}"}`);
+      return Buffer.from(`{"a":"${'x'.repeat(limitOf(route).bytes + plan.extraBytes)}"}`);
+    case 'at-limit':
+      return bodyOfShape(plan.shape, limitOf(route).bytes);
+    case 'over-values':
+      return bodyOverValues(limitOf(route), plan.extraValues) ?? bodyOfShape('0', limitOf(route).bytes + 1);
     case 'form':
       return Buffer.from(queryText(formPairs(valid()), plan.plan), 'latin1');
   }

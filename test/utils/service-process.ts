@@ -1,7 +1,7 @@
 import { ServiceChild, ServiceKafka, startServiceChild } from '../../bench/service-child';
 import { request, TestResponse } from './test-app';
 
-export { freePort, tail } from '../../bench/service-child';
+export { freePort, startHeapFlags, tail } from '../../bench/service-child';
 export type { ServiceExit } from '../../bench/service-child';
 
 /** The ops credentials every service process is started with (`OPS_BASIC` is their header). */
@@ -25,6 +25,8 @@ export interface ServiceProcessOptions {
   env?: Record<string, string>;
   /** How long start-up may take until /health/ready answers 200; default 90 s. */
   readyTimeoutMs?: number;
+  /** Options for node itself, e.g. startHeapFlags(). */
+  nodeOptions?: string[];
 }
 
 export interface ServiceProcess extends ServiceChild {

@@ -1,4 +1,4 @@
-import { cutShort, hostileValueProblem, isStorableText, jsonNestsDeeperThan, MAX_JSON_DEPTH } from './hostile-input';
+import { cutShort, hostileValueProblem, isStorableText, jsonBeyondBounds, jsonNestsDeeperThan, MAX_JSON_DEPTH } from './hostile-input';
 
 describe('isStorableText', () => {
   it.each(['', 'plain', 'Zoë', '🌴 pair', '\ud83c\udf34', 'tab\tand\nnewline', '\u0001'])('keeps %j', (text) => {
@@ -46,6 +46,53 @@ describe('jsonNestsDeeperThan', () => {
     expect(jsonNestsDeeperThan(JSON.stringify({ a: '"[[[\\"{{{' }), 1)).toBe(false);
     expect(jsonNestsDeeperThan(`{"a":"\\\\"}`, 1)).toBe(false);
     expect(jsonNestsDeeperThan(`{"a":"\\\\",[[]]}`, 2)).toBe(true);
+  });
+});
+
+describe('jsonBeyondBounds', () => {
+  const values = (text: string) => {
+    // The smallest bound the text stays within.
+    let bound = 0;
+    while (jsonBeyondBounds(text, { depth: MAX_JSON_DEPTH, values: bound }) === 'values') bound++;
+    return bound;
+  };
+
+  it('counts containers and the members and elements in them', () => {
+    expect(values('{}')).toBe(1);
+    expect(values('[]')).toBe(1);
+    expect(values('[ ]')).toBe(1);
+    expect(values('[0]')).toBe(2);
+    expect(values('[0,0,0]')).toBe(4);
+    expect(values('{"a":1,"b":"x"}')).toBe(3);
+    expect(values('[{},{}]')).toBe(5);
+    expect(values(' [ {} , { } ] ')).toBe(5);
+    expect(values('"text"')).toBe(0);
+  });
+
+  it('skips commas and brackets inside strings', () => {
+    expect(values(JSON.stringify({ a: ',,,[[{{' }))).toBe(2);
+    expect(values(JSON.stringify(['a\\",[', 'b']))).toBe(3);
+  });
+
+  it('refuses many small values, the shape that costs the most memory per byte', () => {
+    const hostile = `[${Array(100_000).fill('{}').join(',')}]`;
+    expect(jsonBeyondBounds(hostile, { depth: MAX_JSON_DEPTH, values: 10_000 })).toBe('values');
+    expect(jsonBeyondBounds(hostile, { depth: MAX_JSON_DEPTH, values: 200_001 })).toBeUndefined();
+  });
+
+  it('reads UTF-8 bytes as it reads text', () => {
+    const text = JSON.stringify({ name: 'Zoë, [née] “Ω”', tags: ['ä,[', 'ß'] });
+    const bytes = new TextEncoder().encode(text);
+    for (const bound of [4, 5, 6, 7]) {
+      expect(jsonBeyondBounds(bytes, { depth: 8, values: bound })).toBe(jsonBeyondBounds(text, { depth: 8, values: bound }));
+    }
+    expect(jsonBeyondBounds(bytes, { depth: 8, values: 6 })).toBeUndefined();
+    expect(jsonBeyondBounds(bytes, { depth: 8, values: 5 })).toBe('values');
+  });
+
+  it('names depth when nesting is what goes beyond', () => {
+    expect(jsonBeyondBounds('[[[[1]]]]', { depth: 3, values: 100 })).toBe('depth');
+    expect(jsonBeyondBounds('[[[[1]]]]', { depth: 4, values: 100 })).toBeUndefined();
   });
 });
 

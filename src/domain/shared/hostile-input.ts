@@ -56,22 +56,53 @@ export const UNSTORABLE_TEXT_PROBLEM = 'text must not contain U+0000 or an unpai
  * strings skipped), so that a hostile body is refused before any recursive code sees it.
  */
 export function jsonNestsDeeperThan(text: string, limit: number = MAX_JSON_DEPTH): boolean {
+  return jsonBeyondBounds(text, { depth: limit, values: Infinity }) === 'depth';
+}
+
+/**
+ * Which bound JSON text goes beyond, read without parsing it: `depth` (nesting of objects and
+ * arrays) or `values` (objects and arrays, and the members and elements in them). A parsed
+ * value takes several times its text in memory, the most for many small values (`[{},{},…]`),
+ * so both are refused before anything is built from the text. Reads a string or its UTF-8
+ * bytes (every character it looks for is ASCII, and no byte of a multi-byte character is).
+ * Brackets and commas inside strings are skipped; text that is not JSON fails later, at parsing.
+ */
+export function jsonBeyondBounds(text: string | Uint8Array, bounds: { depth: number; values: number }): 'depth' | 'values' | undefined {
+  return measureJson(text, bounds).beyond;
+}
+
+/** As jsonBeyondBounds, with the values counted (up to the point where a bound was passed). */
+export function measureJson(text: string | Uint8Array, bounds: { depth: number; values: number }): { beyond?: 'depth' | 'values'; values: number } {
+  const codeAt = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i];
   let depth = 0;
+  let values = 0;
   let inString = false;
+  // Just after `{` or `[`: the next non-blank character opens a first member unless it closes.
+  let opened = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = codeAt(i);
     if (inString) {
       if (c === 0x5c /* \ */) i++;
       else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) {
+      continue;
+    }
+    if (opened && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+      opened = false;
+      if (c !== 0x7d /* } */ && c !== 0x5d /* ] */ && ++values > bounds.values) return { beyond: 'values', values };
+    }
+    if (c === 0x22) {
       inString = true;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > limit) return true;
+      if (++depth > bounds.depth) return { beyond: 'depth', values };
+      if (++values > bounds.values) return { beyond: 'values', values };
+      opened = true;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       depth--;
+    } else if (c === 0x2c /* , */) {
+      if (++values > bounds.values) return { beyond: 'values', values };
     }
   }
-  return false;
+  return { values };
 }
 
 /**

@@ -1,7 +1,11 @@
-import { checkWebhookUrl, isCloudMetadataAddress, MAX_WEBHOOK_URL_LENGTH, specialRangeOf } from './webhook-url';
+// The real address rule (a spec may import beyond the domain): the one the sender applies.
+import { judgeWebhookAddress } from '../../infrastructure/webhooks/webhook-address';
+import { checkWebhookUrl as checkWith, MAX_WEBHOOK_URL_LENGTH, WebhookUrlOptions } from './webhook-url';
 
 const live = { sandbox: false };
 const sandbox = { sandbox: true };
+
+const checkWebhookUrl = (raw: string, options: Omit<WebhookUrlOptions, 'addressRule'>) => checkWith(raw, { ...options, addressRule: judgeWebhookAddress });
 
 function messageOf(raw: string, options: { sandbox: boolean; allowPrivate?: boolean }): string {
   const check = checkWebhookUrl(raw, options);
@@ -93,6 +97,7 @@ describe('checkWebhookUrl', () => {
       ['https://0x7f000001/', '127.0.0.1'],
       ['https://[::1]/', '[::1]'],
       ['https://[::ffff:127.0.0.1]/', '[::ffff:7f00:1]'],
+      ['https://[64:ff9b::7f00:1]/', '[64:ff9b::7f00:1]'],
       ['http://localhost:3000/', 'localhost'],
     ])('refuses %s for a live application', (raw, host) => {
       expect(messageOf(raw, live)).toBe(
@@ -111,7 +116,8 @@ describe('checkWebhookUrl', () => {
       ['https://10.1.2.3/', '10.1.2.3 is a private'],
       ['https://172.16.0.1/', '172.16.0.1 is a private'],
       ['https://192.168.1.1/', '192.168.1.1 is a private'],
-      ['https://[::ffff:10.0.0.1]/', '[::ffff:a00:1] is a private'],
+      ['https://[::ffff:10.0.0.1]/', '[::ffff:a00:1] (10.0.0.1) is a private'],
+      ['https://[64:ff9b::a00:1]/', '[64:ff9b::a00:1] (10.0.0.1) is a private'],
       ['https://169.254.10.10/', '169.254.10.10 is a cloud metadata'],
       ['https://169.254.169.254/', '169.254.169.254 is a cloud metadata'],
       ['https://[fe80::1]/', '[fe80::1] is a link-local'],
@@ -126,8 +132,25 @@ describe('checkWebhookUrl', () => {
       ['https://224.0.0.1/', '224.0.0.1 is a multicast'],
       ['https://[ff02::1]/', '[ff02::1] is a multicast'],
       ['https://255.255.255.255/', '255.255.255.255 is a broadcast'],
+      // IPv6 forms of private and metadata addresses (issue 38, finding 6): the sender refuses them.
+      ['https://[64:ff9b::a9fe:a9fe]/', '[64:ff9b::a9fe:a9fe] (169.254.169.254) is a cloud metadata'],
+      ['https://[64:ff9b:1::a9fe:a9fe]/', '[64:ff9b:1::a9fe:a9fe] is a NAT64'],
+      ['https://[2002:a9fe:a9fe::]/', '[2002:a9fe:a9fe::] is a 6to4'],
+      ['https://[::a9fe:a9fe]/', '[::a9fe:a9fe] is a reserved'],
+      ['https://[::10.0.0.1]/', '[::a00:1] is a reserved'],
+      ['https://[::ffff:0:a9fe:a9fe]/', '[::ffff:0:a9fe:a9fe] is an IPv4-translated'],
+      ['https://[100::1]/', '[100::1] is a discard-only'],
     ])('refuses %s', (raw, problem) => {
-      expect(messageOf(raw, sandbox)).toBe(`url host ${problem} address; webhooks go to public addresses`);
+      for (const options of [sandbox, live]) {
+        expect(messageOf(raw, options)).toBe(`url host ${problem} address; webhooks go to public addresses`);
+      }
+    });
+
+    it('refuses what the sender refuses, and the metadata forms even where private addresses are allowed', () => {
+      const onPremises = { sandbox: true, allowPrivate: true };
+      for (const raw of ['https://[64:ff9b::a9fe:a9fe]/', 'https://[2002:a9fe:a9fe::]/', 'https://[::a9fe:a9fe]/', 'https://[::ffff:0:a9fe:a9fe]/', 'https://[::10.0.0.1]/']) {
+        expect(checkWebhookUrl(raw, onPremises).ok).toBe(false);
+      }
     });
 
     it('accepts the neighbours of those ranges', () => {
@@ -152,31 +175,5 @@ describe('checkWebhookUrl', () => {
         expect(messageOf(raw, onPremises)).toMatch(/is a cloud metadata address/);
       }
     });
-  });
-});
-
-describe('specialRangeOf', () => {
-  it('names the range of IPv4, IPv6 and IPv4-mapped addresses, and nothing for ordinary ones', () => {
-    expect(specialRangeOf('127.0.0.1')).toBe('loopback');
-    expect(specialRangeOf('::ffff:127.0.0.1')).toBe('loopback');
-    expect(specialRangeOf('::ffff:7f00:1')).toBe('loopback');
-    expect(specialRangeOf('::ffff:c0a8:101')).toBe('private');
-    expect(specialRangeOf('fc00::1')).toBe('uniqueLocal');
-    expect(specialRangeOf('8.8.8.8')).toBeNull();
-    expect(specialRangeOf('2606:4700::1111')).toBeNull();
-    expect(specialRangeOf('hooks.example.com')).toBeNull();
-    expect(specialRangeOf('[::1]')).toBeNull();
-  });
-});
-
-describe('isCloudMetadataAddress', () => {
-  it('knows the metadata services and nothing else', () => {
-    expect(isCloudMetadataAddress('169.254.169.254')).toBe(true);
-    expect(isCloudMetadataAddress('::ffff:169.254.169.254')).toBe(true);
-    expect(isCloudMetadataAddress('fd00:ec2::254')).toBe(true);
-    expect(isCloudMetadataAddress('100.100.100.200')).toBe(true);
-    expect(isCloudMetadataAddress('100.100.100.201')).toBe(false);
-    expect(isCloudMetadataAddress('10.0.0.1')).toBe(false);
-    expect(isCloudMetadataAddress('metadata.google.internal')).toBe(false);
   });
 });

@@ -23,6 +23,8 @@ import { QueueRowsWithoutForeignKeys1797500000000 } from './migrations/179750000
 import { OutboxPendingQueue1797600000000 } from './migrations/1797600000000-outbox-pending-queue';
 import { JobLeaseFunction1797700000000 } from './migrations/1797700000000-job-lease-function';
 import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
+import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
+import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
 
 /** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -51,4 +53,6 @@ export const MIGRATIONS = [
   OutboxPendingQueue1797600000000,
   JobLeaseFunction1797700000000,
   QueueDocumentsWithoutStatistics1797800000000,
+  IdempotencySecretAnswers1797930000000,
+  IdempotencyAllowances1797940000000,
 ];

@@ -3,7 +3,13 @@ import type { ExampleObject, OperationObject, ResponseObject, SchemaObject } fro
 import { DomainError, ErrorFamily, invalidRequest, malformedRequest, notFound } from '../../domain/shared/domain-error';
 import { CURRENT_API_VERSION } from './api-version';
 import { ErrorResponse, internalError, toErrorResponse } from './error-response';
-import { idempotencyKeyInUse, idempotencyKeyOf, idempotencyKeyReused } from './idempotency/idempotency-key';
+import {
+  idempotencyAnswerNotKept,
+  idempotencyKeyInUse,
+  idempotencyKeyOf,
+  idempotencyKeyReused,
+  idempotencyKeysExhausted,
+} from './idempotency/idempotency-key';
 
 export const ERROR_SCHEMA_NAME = 'Error';
 const ERROR_REF = `#/components/schemas/${ERROR_SCHEMA_NAME}`;
@@ -85,6 +91,14 @@ const COMMON = {
   invalidIdempotencyKey: errorCase(thrown(() => idempotencyKeyOf('')), 'the Idempotency-Key header is empty, too long or not printable ASCII'),
   idempotencyKeyReused: errorCase(idempotencyKeyReused(), 'the Idempotency-Key was used with another request in the last 24 h'),
   idempotencyKeyInUse: errorCase(idempotencyKeyInUse(), 'a request with the same Idempotency-Key is still running'),
+  idempotencyAnswerNotKept: errorCase(
+    idempotencyAnswerNotKept(200, 'its body (70000 bytes) is larger than the 65536 bytes kept for a replay'),
+    'the request with this Idempotency-Key was processed, but its answer was too large to keep, or past the application’s allowance for the day; it is not run again',
+  ),
+  idempotencyKeysExhausted: errorCase(
+    idempotencyKeysExhausted(20000, 3600),
+    'the application has taken the Idempotency-Keys it may take in a day; retry after `retry_after` seconds (also the Retry-After header), or without the header',
+  ),
   payloadTooLarge: errorCase(new HttpException('Request body is too large', HttpStatus.PAYLOAD_TOO_LARGE), 'the body is larger than the service accepts'),
   unsupportedMediaType: errorCase(
     new HttpException('Unsupported Media Type: text/plain', HttpStatus.UNSUPPORTED_MEDIA_TYPE),
@@ -365,7 +379,9 @@ export function errorCasesOf(
   }
   if (security.has(schemes.client)) cases.push(COMMON.invalidClient);
   if (traits.requiresVersion) cases.push(COMMON.missingVersion, COMMON.invalidVersion);
-  if (traits.method === 'post') cases.push(COMMON.invalidIdempotencyKey, COMMON.idempotencyKeyReused, COMMON.idempotencyKeyInUse);
+  if (traits.method === 'post') {
+    cases.push(COMMON.invalidIdempotencyKey, COMMON.idempotencyKeyReused, COMMON.idempotencyKeyInUse, COMMON.idempotencyAnswerNotKept, COMMON.idempotencyKeysExhausted);
+  }
   if (hasBody) cases.push(COMMON.malformedBody, COMMON.payloadTooLarge, COMMON.unsupportedMediaType);
   if (hasBody || parameterIn(operation, 'query') || parameterIn(operation, 'path')) cases.push(COMMON.invalidRequest);
   for (const name of OPERATION_ERRORS[traits.key] ?? []) {

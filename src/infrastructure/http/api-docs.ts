@@ -138,7 +138,11 @@ function idempotencyKeyHeader(): ParameterObject {
     required: false,
     description:
       'Optional, 1–255 printable ASCII characters. The same key and request within 24 h get the first answer again ' +
-      '(marked `Idempotent-Replayed: true`); the same key with another request is 409 `idempotency_key_reused`.',
+      '(marked `Idempotent-Replayed: true`); the same key with another request is 409 `idempotency_key_reused`. ' +
+      'A replay never shows a secret again: a webhook endpoint’s `secret` and a sandbox `access_token` are left out, and ' +
+      '`POST /auth/token` does not apply the key (a retried exchange is a second use of its code). An answer too large to ' +
+      'keep is answered once; its replay is 409 `idempotency_answer_not_kept`. An application takes a bounded number of ' +
+      'keys a day; past it a new key is 429 `idempotency_keys_exhausted`.',
     schema: { type: 'string', minLength: 1, maxLength: 255 },
   };
 }

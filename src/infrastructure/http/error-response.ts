@@ -102,5 +102,17 @@ export function toErrorResponse(error: unknown): ErrorResponse & { unexpected: b
     const r = httpExceptionResponse(error);
     return { ...r, unexpected: r.status >= 500 };
   }
+  if (isPoolExhausted(error)) return { ...domainErrorResponse(serverBusy()), unexpected: false };
   return { ...internalError(), unexpected: true };
 }
+
+/**
+ * Every database connection stayed busy for the pool's whole wait: the instance is overloaded,
+ * not broken. Answered as a request to come back (429 and Retry-After: the spec has no 503).
+ */
+function isPoolExhausted(error: unknown): boolean {
+  return error instanceof Error && error.message === 'timeout exceeded when trying to connect';
+}
+
+export const serverBusy = (message = 'The service is busy; retry shortly') =>
+  new DomainError('rate_limit_error', message, { serviceCode: 'server_busy', details: { retry_after: 1 } });

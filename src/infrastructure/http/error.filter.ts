@@ -14,6 +14,11 @@ export class ErrorFilter implements ExceptionFilter {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger): void {
+  if (clientWentAway(request, error)) {
+    // Not the service's error: nobody is left to answer, and the log gets one quiet line.
+    logger.log({ reqId: request.id, method: request.method, url: request.url }, 'the client closed the connection before its request had arrived');
+    return;
+  }
   const response = toErrorResponse(error);
   if (response.unexpected) {
     // The stack goes to the log with the request id; the client only gets the id to quote.
@@ -27,4 +32,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     .status(response.status)
     .headers({ 'content-type': 'application/json; charset=utf-8', ...response.headers })
     .send(response.body);
+}
+
+/** The client dropped the connection while its body was being read (Node's "aborted", ECONNRESET). */
+function clientWentAway(request: FastifyRequest, error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return request.raw.destroyed && (code === 'ECONNRESET' || code === 'ECONNABORTED' || (error instanceof Error && error.message === 'aborted'));
 }

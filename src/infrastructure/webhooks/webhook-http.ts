@@ -3,9 +3,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import ipaddr from 'ipaddr.js';
 import { toStorableText } from '../../domain/shared/hostile-input';
-import { describeAddressRange, isCloudMetadataAddress, PRIVATE_RANGES } from '../../domain/webhooks/webhook-url';
+import { addressRefusal } from './webhook-address';
 
 export interface WebhookRequest {
   url: string;
@@ -57,8 +56,9 @@ export function outcomeOf(statusCode: number | null): WebhookOutcome {
 
 /**
  * POSTs one webhook. Never throws and never follows a redirect. Every address it connects to
- * passes `addressRefusal`: IP literals before the request, names at connect time through the
- * agent's `lookup`, so a DNS answer that changes after a check cannot slip a private address in.
+ * passes `addressRefusal` (webhook-address.ts, the rule saved URLs pass too): IP literals before
+ * the request, names at connect time through the agent's `lookup`, so a DNS answer that changes
+ * after a check cannot slip a private address in.
  */
 export async function sendWebhook(request: WebhookRequest, policy: WebhookSendPolicy): Promise<WebhookResponse> {
   const started = performance.now();
@@ -93,40 +93,6 @@ export async function sendWebhook(request: WebhookRequest, policy: WebhookSendPo
     return result(null, '', `invalid request: ${describeError(error)}`, 'stop');
   }
 }
-
-/**
- * Why the sender will not connect to `ip`, or null when it may. Only ordinary unicast passes,
- * plus loopback (allowLoopback) and the private ranges (allowPrivate); never the unspecified
- * address nor a cloud metadata service. Mapped and NAT64 addresses are judged by the IPv4
- * address they carry.
- */
-export function addressRefusal(
-  ip: string,
-  policy: Pick<WebhookSendPolicy, 'allowLoopback' | 'allowPrivate'>,
-): string | null {
-  let address: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    address = ipaddr.parse(ip);
-  } catch {
-    return `address ${ip} is not an IP address`;
-  }
-  if (address instanceof ipaddr.IPv6) {
-    if (address.isIPv4MappedAddress()) address = address.toIPv4Address();
-    // An IPv6-only host behind DNS64 sees every IPv4-only receiver under 64:ff9b::/96.
-    else if (address.match(NAT64)) address = ipaddr.fromByteArray(address.toByteArray().slice(12));
-  }
-  const shown = address.toString() === ip ? ip : `${ip} (${address.toString()})`;
-  if (isCloudMetadataAddress(address.toString())) return `address ${shown} is a cloud metadata address`;
-  let range: string = address.range();
-  // ::/8 is reserved by the IETF; ipaddr.js calls most of it unicast (IPv4-compatible ::a.b.c.d).
-  if (range === 'unicast' && address instanceof ipaddr.IPv6 && address.parts[0] < 0x100) range = 'reserved';
-  if (range === 'unicast') return null;
-  if (range === 'loopback' && policy.allowLoopback) return null;
-  if (PRIVATE_RANGES.has(range) && policy.allowPrivate) return null;
-  return `address ${shown} is ${describeAddressRange(range)}`;
-}
-
-const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
 
 /** Closes the pooled sockets, at shutdown. */
 export function destroyWebhookAgents(): void {

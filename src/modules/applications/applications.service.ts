@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/shared/domain-error';
 import { SecretHasher } from '../../infrastructure/auth/secret-hasher';
 import { returnedRows } from '../../infrastructure/database/query-result';
 import { redirectUriOrigins } from './application-origins';
+import { ClientSecretCheck } from './client-secret-check';
 
 export interface Application {
   id: string;
@@ -71,6 +72,8 @@ export const toRegisteredApplication = (application: Application): RegisteredApp
 const originsFor = (input: NewApplication): string[] => input.allowedOrigins ?? redirectUriOrigins(input.redirectUris);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The nil UUID: never an application's (client ids are random v4 UUIDs). */
+const NO_APPLICATION = '00000000-0000-0000-0000-000000000000';
 
 export const invalidClientCredentials = () =>
   new DomainError('authentication_error', 'Invalid client_id or client_secret', { serviceCode: 'invalid_client' });
@@ -81,6 +84,7 @@ export class ApplicationsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly hasher: SecretHasher,
+    private readonly secrets: ClientSecretCheck,
   ) {}
 
   /** Registers an application; the secret is returned once and only its slow hash is kept. */
@@ -155,12 +159,18 @@ export class ApplicationsService {
     return n;
   }
 
-  /** 401 for an unknown client or a wrong secret, with the same message either way. */
-  async authenticate(clientId: string, clientSecret: string): Promise<Application> {
-    const [row] = UUID.test(clientId)
-      ? await this.dataSource.query<ApplicationRow[]>(`SELECT * FROM applications WHERE id = $1`, [clientId])
-      : [];
-    if (!row || !(await this.hasher.verify(row.secret_hash, clientSecret))) throw invalidClientCredentials();
+  /**
+   * 401 for an unknown client or a wrong secret, with the same message and the same work either
+   * way (one lookup, one slow verification: ClientSecretCheck); 429 once the client's address
+   * (`from`, clientAddressOf) or the client_id has used up its failures.
+   */
+  async authenticate(clientId: string, clientSecret: string, from?: string): Promise<Application> {
+    // A client_id that is not a UUID is looked up as one nobody has, so it costs what an unknown one does.
+    const [row] = await this.dataSource.query<ApplicationRow[]>(`SELECT * FROM applications WHERE id = $1`, [
+      UUID.test(clientId) ? clientId : NO_APPLICATION,
+    ]);
+    const stored = row && { id: row.id, secretHash: row.secret_hash };
+    if (!(await this.secrets.matches(clientId, clientSecret, stored, from))) throw invalidClientCredentials();
     return toApplication(row);
   }
 }

@@ -1,8 +1,9 @@
 import { Body, Controller, Headers, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBasicAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { NoStore } from '../../infrastructure/http/no-store';
 import { AppConfig } from '../../config/app-config';
+import { AnswerIsSingleUseSecret } from '../../infrastructure/http/idempotency/secret-answers';
+import { ClientAddress, clientAddressOf } from '../../infrastructure/http/client-address';
 import { publicBaseUrl } from '../../infrastructure/http/public-url';
 import { ApplicationsService } from '../applications/applications.service';
 import { clientCredentialsOf } from '../applications/client-credentials';
@@ -31,7 +32,7 @@ export class AuthController {
     @Req() request: FastifyRequest,
   ): Promise<ConnectSessionResponseDto> {
     const credentials = clientCredentialsOf(authorization, body, { allowBody: true });
-    const application = await this.applications.authenticate(credentials.clientId, credentials.clientSecret);
+    const application = await this.applications.authenticate(credentials.clientId, credentials.clientSecret, clientAddressOf(request));
     const session = await this.sessions.createSession(application, {
       customerId: body.customer_id,
       customerName: body.customer_name,
@@ -57,7 +58,7 @@ export class AuthController {
     @Req() request: FastifyRequest,
   ): Promise<ConnectSessionResponseDto> {
     const credentials = clientCredentialsOf(authorization, body, { allowBody: false });
-    const application = await this.applications.authenticate(credentials.clientId, credentials.clientSecret);
+    const application = await this.applications.authenticate(credentials.clientId, credentials.clientSecret, clientAddressOf(request));
     const session = await this.sessions.reauthenticate(application, body.connection_id, {
       customerId: null,
       customerName: null,
@@ -75,11 +76,13 @@ export class AuthController {
 
   @Post('auth/token')
   @HttpCode(200)
-  @NoStore()
+  // A code is single-use: a retry with an Idempotency-Key is a second use of it (refused, and it
+  // revokes the token), never a replay of a token kept in clear. No cache keeps the answer either.
+  @AnswerIsSingleUseSecret()
   @ApiOperation({ summary: 'Exchange an authorization code for an access token' })
   @ApiOkResponse({ type: TokenResponseDto })
-  async exchange(@Body() body: ExchangeCodeDto): Promise<TokenResponseDto> {
-    const application = await this.applications.authenticate(body.client_id, body.client_secret);
+  async exchange(@Body() body: ExchangeCodeDto, @ClientAddress() from: string): Promise<TokenResponseDto> {
+    const application = await this.applications.authenticate(body.client_id, body.client_secret, from);
     return this.tokens.exchange(application, body.code, body.redirect_uri);
   }
 

@@ -1,6 +1,7 @@
 import { Body, Controller, Headers, HttpCode, Post } from '@nestjs/common';
 import { ApiBasicAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { invalidRequest, malformedRequest } from '../../domain/shared/domain-error';
+import { ClientAddress } from '../../infrastructure/http/client-address';
 import { ApplicationsService } from '../applications/applications.service';
 import { clientCredentialsOf } from '../applications/client-credentials';
 import { HrisIntakeResult, HrisIntakeService } from './hris-intake.service';
@@ -25,9 +26,13 @@ export class HrisEventsController {
   @HttpCode(200)
   @ApiBasicAuth('client-credentials')
   @ApiOperation({ summary: 'Apply HRIS events (one or an array): each answers applied, duplicate, dead_lettered or rejected' })
-  async publish(@Body() body: unknown, @Headers('authorization') authorization?: string): Promise<HrisIntakeResult | HrisIntakeResult[]> {
+  async publish(
+    @Body() body: unknown,
+    @ClientAddress() from: string,
+    @Headers('authorization') authorization?: string,
+  ): Promise<HrisIntakeResult | HrisIntakeResult[]> {
     const credentials = clientCredentialsOf(authorization, undefined, { allowBody: false });
-    const application = await this.applications.authenticate(credentials.clientId, credentials.clientSecret);
+    const application = await this.applications.authenticate(credentials.clientId, credentials.clientSecret, from);
     if (Array.isArray(body)) {
       if (body.length === 0 || body.length > MAX_HRIS_EVENTS_PER_REQUEST) {
         throw invalidRequest(`Invalid request: send 1 to ${MAX_HRIS_EVENTS_PER_REQUEST} events (received ${body.length})`);

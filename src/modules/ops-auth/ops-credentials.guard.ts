@@ -4,7 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
 import { OpsCredentials, resolveOpsCredentials } from '../../config/ops-credentials';
 import { DomainError } from '../../domain/shared/domain-error';
-import { OpsSignInThrottle } from './ops-sign-in-throttle';
+import { clientAddressOf } from '../../infrastructure/http/client-address';
+import { deviceTokenOf, OPS_DEVICE_HEADER } from './ops-device-token';
+import { OpsSignInThrottle, SignInAttempt } from './ops-sign-in-throttle';
 
 type OpsRequest = FastifyRequest & { opsUser?: string };
 
@@ -22,8 +24,9 @@ export function areOpsCredentials(given: { username: string; password: string } 
 /**
  * The ops API's own credentials: HTTP Basic with OPS_USERNAME/OPS_PASSWORD. Nothing else is
  * accepted here, an employer's bearer token least of all. Wrong credentials count against the
- * client's address and the username given (OpsSignInThrottle); once either has used up its
- * tries the request is refused with 429.
+ * client's address, the username given and the device token sent, if any (OpsSignInThrottle);
+ * once one has used up its tries the request is refused with 429. A success answers with the
+ * device's token (Ops-Device-Token), which the client sends back from then on.
  */
 @Injectable()
 export class OpsCredentialsGuard implements CanActivate {
@@ -37,15 +40,17 @@ export class OpsCredentialsGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
     const request = http.getRequest<OpsRequest>();
+    const reply = http.getResponse<FastifyReply>();
     const given = basicCredentialsOf(request.headers.authorization);
     // A request without credentials is not a guess: it only learns that they are needed.
-    if (given !== undefined) this.throttle.assertAllowed(request.ip, given.username);
+    const attempt = given && { ...signInClientOf(request), username: given.username };
+    if (attempt) this.throttle.assertAllowed(attempt);
     // Resolved on first use: on the embedded default this may generate and store the password.
     this.credentials ??= resolveOpsCredentials(this.config);
     // Both halves are always compared, so a right username takes no longer to refuse than a wrong one.
-    if (!areOpsCredentials(given, this.credentials)) {
-      if (given !== undefined) this.throttle.failed(request.ip, given.username);
-      void http.getResponse<FastifyReply>().header('www-authenticate', 'Basic realm="ops", charset="UTF-8"');
+    if (!areOpsCredentials(given, this.credentials) || !attempt) {
+      if (attempt) this.throttle.failed(attempt);
+      void reply.header('www-authenticate', 'Basic realm="ops", charset="UTF-8"');
       throw new DomainError(
         'authentication_error',
         given === undefined
@@ -54,10 +59,15 @@ export class OpsCredentialsGuard implements CanActivate {
         { serviceCode: given === undefined ? 'missing_ops_credentials' : 'invalid_ops_credentials' },
       );
     }
-    this.throttle.succeeded(request.ip);
-    request.opsUser = given!.username;
+    void reply.header(OPS_DEVICE_HEADER, this.throttle.succeeded(attempt));
+    request.opsUser = attempt.username;
     return true;
   }
+}
+
+/** Who is trying: the client's address and the device token it sent (the sign-in limits count a try by them and its username). */
+export function signInClientOf(request: FastifyRequest): Omit<SignInAttempt, 'username'> {
+  return { address: clientAddressOf(request), deviceToken: deviceTokenOf(request) };
 }
 
 export function basicCredentialsOf(header: string | undefined): { username: string; password: string } | undefined {

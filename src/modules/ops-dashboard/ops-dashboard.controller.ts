@@ -2,6 +2,8 @@ import { Controller, Get, Headers, HttpCode, Inject, Post, Req, Res } from '@nes
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/shared/domain-error';
+import { signInClientOf } from '../ops-auth/ops-credentials.guard';
+import { OPS_DEVICE_HEADER } from '../ops-auth/ops-device-token';
 import { DashboardAssetName, DashboardAssets } from './dashboard-assets';
 import { dashboardPage } from './ops-dashboard.page';
 import { OpsSignInCheck, SignInAnswer } from './ops-sign-in';
@@ -59,7 +61,9 @@ export class OpsDashboardController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): SignInAnswer {
     void reply.header('cache-control', 'no-store');
-    return this.signIn.check(authorization, request.ip);
+    const { answer, deviceToken } = this.signIn.check(authorization, signInClientOf(request));
+    if (deviceToken !== undefined) void reply.header(OPS_DEVICE_HEADER, deviceToken);
+    return answer;
   }
 
   private sendAsset(reply: FastifyReply, name: DashboardAssetName): void {

@@ -7,6 +7,7 @@ import { invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { renderWebhookBody } from '../../domain/webhooks/webhook-body';
 import { chooseEventTypes } from '../../domain/webhooks/webhook-event-types';
 import { checkWebhookUrl } from '../../domain/webhooks/webhook-url';
+import { judgeWebhookAddress } from '../../infrastructure/webhooks/webhook-address';
 import { OpsAuditWriter } from '../ops-audit/ops-audit.writer';
 import {
   CreateWebhookEndpointDto,
@@ -181,7 +182,7 @@ export class WebhookEndpointsService {
   }
 
   private checkedUrl(raw: string, sandbox: boolean): string {
-    const checked = checkWebhookUrl(raw, { sandbox, allowPrivate: this.config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES });
+    const checked = checkWebhookUrl(raw, { sandbox, allowPrivate: this.config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES, addressRule: judgeWebhookAddress });
     if (!checked.ok) throw invalidRequest(checked.message, 'invalid_webhook_url');
     return checked.url;
   }

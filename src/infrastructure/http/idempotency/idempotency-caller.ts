@@ -14,16 +14,19 @@ export const APPLICATION_CREDENTIALS_VERIFIER = Symbol('ApplicationCredentialsVe
 /**
  * Whose key it is. Keys live per caller, never globally: one caller's key can never reach
  * another caller's answer. `verify` proves the caller before a stored answer is given out.
+ * `owner` is whose allowance of kept answers the key uses: an application's connections share
+ * the application's, so opening more connections does not buy more storage.
  */
 export interface IdempotencyCaller {
   scope: string;
+  owner: string;
   verify(): Promise<boolean>;
 }
 
 /** What the guards (which run before interceptors) leave on a request they let through. */
 type AuthenticatedRequest = FastifyRequest & {
   /** Set by the access-token guard. */
-  principal?: { connection: { id: string } };
+  principal?: { connection: { id: string; applicationId: string } };
   /** Set by the ops API's credentials guard. */
   opsUser?: string;
 };
@@ -43,13 +46,17 @@ export function idempotencyCallerOf(
   verifier: ApplicationCredentialsVerifier,
 ): IdempotencyCaller | undefined {
   const { principal, opsUser } = request as AuthenticatedRequest;
-  if (principal) return { scope: `connection:${principal.connection.id}`, verify: async () => true };
-  if (opsUser !== undefined) return { scope: `ops:${opsUser}`, verify: async () => true };
+  if (principal) {
+    const { id, applicationId } = principal.connection;
+    return { scope: `connection:${id}`, owner: `application:${applicationId}`, verify: async () => true };
+  }
+  if (opsUser !== undefined) return { scope: `ops:${opsUser}`, owner: `ops:${opsUser}`, verify: async () => true };
 
   const credentials = basicCredentialsOf(request.headers.authorization) ?? bodyCredentialsOf(request);
   if (!credentials) return undefined;
   return {
     scope: `application:${credentials.id}`,
+    owner: `application:${credentials.id}`,
     verify: () =>
       verifier.authenticate(credentials.id, credentials.secret).then(
         () => true,

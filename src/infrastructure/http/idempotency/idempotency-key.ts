@@ -70,3 +70,19 @@ export const idempotencyKeyInUse = () =>
     'A request with this Idempotency-Key is still being processed; retry once it has finished',
     { serviceCode: 'idempotency_key_in_use' },
   );
+
+export const idempotencyAnswerNotKept = (statusCode: number, why: string) =>
+  new DomainError(
+    'conflict_error',
+    `The request with this Idempotency-Key was already processed (status ${statusCode}), but its answer was not kept: ${why}. ` +
+      'It is not run again; send it with a new key to run it again',
+    { serviceCode: 'idempotency_answer_not_kept' },
+  );
+
+export const idempotencyKeysExhausted = (keysPerOwner: number, retryAfterSeconds: number) =>
+  new DomainError(
+    'rate_limit_error',
+    `This application has taken the ${keysPerOwner} Idempotency-Keys it may take in a day; a new key is accepted again in ${retryAfterSeconds} s ` +
+      '(keys already taken still replay; a request without the header is not held back)',
+    { serviceCode: 'idempotency_keys_exhausted', details: { retry_after: retryAfterSeconds } },
+  );

@@ -1,4 +1,5 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, defer, from, mergeMap, Observable, of, switchMap } from 'rxjs';
 import { toErrorResponse } from '../error-response';
@@ -11,19 +12,23 @@ import {
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
+  idempotencyAnswerNotKept,
   idempotencyKeyInUse,
   idempotencyKeyOf,
   idempotencyKeyReused,
+  idempotencyKeysExhausted,
   isStoredAnswer,
   requestFingerprint,
 } from './idempotency-key';
 import { IdempotencyStore, StoredAnswer } from './idempotency.store';
+import { keepableBody, SECRET_ANSWER, SecretAnswerRule } from './secret-answers';
 
 /**
  * `Idempotency-Key` on every JSON POST (DECISIONS.md "Idempotency"): the same key and request
  * within 24 h get the first answer again, marked `Idempotent-Replayed: true`; the same key with
  * another request is 409. Runs after the guards (so bearer callers are known) and around the
- * pipes and the handler (so validation errors are answers like any other).
+ * pipes and the handler (so validation errors are answers like any other). Secrets in an answer
+ * are never kept (secret-answers.ts), and what one application keeps is bounded (the store).
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -32,6 +37,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly store: IdempotencyStore,
     @Inject(APPLICATION_CREDENTIALS_VERIFIER) private readonly verifier: ApplicationCredentialsVerifier,
+    private readonly reflector: Reflector,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -41,14 +47,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (request.method !== 'POST' || !speaksJson(request)) return next.handle();
     const key = idempotencyKeyOf(request.headers[IDEMPOTENCY_KEY_HEADER]);
     if (key === undefined) return next.handle();
+    const secret = this.reflector.get<SecretAnswerRule | undefined>(SECRET_ANSWER, context.getHandler());
+    // An answer that is only a single-use secret is never kept, so the key cannot replay it.
+    if (secret?.kind === 'not_kept') return next.handle();
     const caller = idempotencyCallerOf(request, this.verifier);
     if (!caller) return next.handle();
-    return defer(() => this.begin(caller, key, request, reply, next)).pipe(switchMap((answer$) => answer$));
+    return defer(() => this.begin(caller, key, secret, request, reply, next)).pipe(switchMap((answer$) => answer$));
   }
 
   private async begin(
     caller: IdempotencyCaller,
     key: string,
+    secret: SecretAnswerRule | undefined,
     request: FastifyRequest,
     reply: FastifyReply,
     next: CallHandler,
@@ -56,45 +66,56 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // Unproven credentials leave the key unused: the route itself refuses them.
     if (!(await caller.verify())) return next.handle();
     const requestHash = requestFingerprint(request.method, request.url, request.body);
-    const claim = await this.store.claim(caller.scope, key, requestHash);
+    const claim = await this.store.claim(caller, key, requestHash);
+    if (claim.kind === 'exhausted') throw idempotencyKeysExhausted(claim.keysPerOwner, claim.retryAfterSeconds);
     if (claim.kind !== 'claimed') {
       if (claim.requestHash !== requestHash) throw idempotencyKeyReused();
       if (claim.kind === 'in_flight') throw idempotencyKeyInUse();
-      void reply.status(claim.answer.statusCode).header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      // Only the outcome was kept: running the request again could repeat its effect.
+      if (claim.answer.notKept !== null) throw idempotencyAnswerNotKept(claim.answer.statusCode, claim.answer.notKept);
+      void reply.status(claim.answer.statusCode);
       return of(claim.answer.body === null ? undefined : JSON.parse(claim.answer.body));
     }
     const { attempt } = claim;
     return next.handle().pipe(
-      mergeMap((body) => from(this.finish(caller.scope, key, attempt, reply, body))),
-      catchError((error: unknown) => from(this.fail(caller.scope, key, attempt, error))),
+      mergeMap((body) => from(this.finish(caller, key, attempt, reply, body, secret))),
+      catchError((error: unknown) => from(this.fail(caller, key, attempt, error))),
     );
   }
 
-  private async finish(scope: string, key: string, attempt: string, reply: FastifyReply, body: unknown): Promise<unknown> {
+  private async finish(
+    holder: IdempotencyCaller,
+    key: string,
+    attempt: string,
+    reply: FastifyReply,
+    body: unknown,
+    secret: SecretAnswerRule | undefined,
+  ): Promise<unknown> {
     try {
       // A handler that wrote the reply itself left nothing here to keep.
-      if (reply.sent || !isStoredAnswer(reply.statusCode)) await this.store.release(scope, key, attempt);
-      else await this.store.complete(scope, key, attempt, { statusCode: reply.statusCode, body: serialized(body) });
+      if (reply.sent || !isStoredAnswer(reply.statusCode)) await this.store.release(holder.scope, key, attempt);
+      else await this.store.complete(holder, key, attempt, { statusCode: reply.statusCode, body: serialized(keepableBody(body, secret)) });
     } catch (error) {
       // The work is done and its answer is due; failing it now would invite a second run. The
       // key stays in flight until IN_FLIGHT_TIMEOUT_MS, then a retry may run again.
-      this.logger.error({ err: error, scope }, 'could not record an Idempotency-Key answer');
+      this.logger.error({ err: error, scope: holder.scope }, 'could not record an Idempotency-Key answer');
     }
     return body;
   }
 
   /** The answer the global error filter is about to send, from the same mapping it uses. */
-  private async fail(scope: string, key: string, attempt: string, error: unknown): Promise<never> {
+  private async fail(holder: IdempotencyCaller, key: string, attempt: string, error: unknown): Promise<never> {
     const response = toErrorResponse(error);
     try {
       if (isStoredAnswer(response.status)) {
-        await this.store.complete(scope, key, attempt, { statusCode: response.status, body: JSON.stringify(response.body) });
+        await this.store.complete(holder, key, attempt, { statusCode: response.status, body: JSON.stringify(response.body) });
       } else {
-        await this.store.release(scope, key, attempt);
+        await this.store.release(holder.scope, key, attempt);
       }
     } catch (storeError) {
       // The request's own error is the one to report; an unrecorded key only means a retry runs again.
-      this.logger.error({ err: storeError, scope }, 'could not record an Idempotency-Key answer');
+      this.logger.error({ err: storeError, scope: holder.scope }, 'could not record an Idempotency-Key answer');
     }
     throw error;
   }

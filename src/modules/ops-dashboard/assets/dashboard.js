@@ -15,6 +15,10 @@
   const REFRESH_MS = 5000;
   const PAGE_SIZE = 25;
   const STORAGE_KEY = 'ops-dashboard.credentials';
+  // The device token a sign-in hands out: kept across visits (unlike the credentials), it keeps
+  // this browser signing in while a guesser elsewhere has used up the username's tries.
+  const DEVICE_KEY = 'ops-dashboard.device';
+  const DEVICE_HEADER = 'ops-device-token';
 
   // The ops API's own rules, checked here first so a typo is a message on the form, not a 400.
   const DURATION = /^([1-9][0-9]{0,4})([smhd])$/;
@@ -321,9 +325,36 @@
     }
   }
 
+  function deviceToken() {
+    try {
+      return window.localStorage.getItem(DEVICE_KEY);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Keeps the (renewed) device token an accepted sign-in answered with. */
+  function keepDeviceToken(response) {
+    const token = response.headers.get(DEVICE_HEADER);
+    if (!token) return;
+    try {
+      window.localStorage.setItem(DEVICE_KEY, token);
+    } catch {
+      // Storage may be off (private mode): this browser then counts as a new device each time.
+    }
+  }
+
+  /** Headers every request with the credentials carries: them, and the device token when there is one. */
+  function signedHeaders(basic) {
+    const headers = { accept: 'application/json', authorization: `Basic ${basic}` };
+    const device = deviceToken();
+    if (device) headers[DEVICE_HEADER] = device;
+    return headers;
+  }
+
   async function api(path, { method = 'GET', body } = {}) {
     if (!session.basic) throw new SignedOut('Not signed in');
-    const headers = { accept: 'application/json', authorization: `Basic ${session.basic}` };
+    const headers = signedHeaders(session.basic);
     if (method !== 'GET') {
       headers['content-type'] = 'application/json';
       headers['idempotency-key'] = idempotencyKey();
@@ -342,6 +373,7 @@
       throw new ApiError(0, `The service did not answer (${error.message}).`);
     }
     const data = await readJson(response);
+    if (response.ok) keepDeviceToken(response);
     if (response.status === 401) {
       signOut('The service no longer accepts these credentials. Sign in again.');
       throw new SignedOut('Signed out');
@@ -394,11 +426,12 @@
   async function checkCredentials(basic) {
     const response = await fetch(SIGN_IN_CHECK, {
       method: 'POST',
-      headers: { accept: 'application/json', authorization: `Basic ${basic}` },
+      headers: signedHeaders(basic),
       credentials: 'omit',
       cache: 'no-store',
     });
     const data = await readJson(response);
+    if (response.ok) keepDeviceToken(response);
     if (!response.ok || !data) throw new ApiError(response.status, (data && data.message) || `The service answered ${response.status}.`);
     return data;
   }

@@ -122,7 +122,11 @@ export class WebhookEndpointResponse {
 }
 
 export class WebhookEndpointWithSecretResponse extends WebhookEndpointResponse {
-  @ApiProperty({ description: 'The signing secret (base64), shown only here: at creation and at each rotation' })
+  @ApiProperty({
+    description:
+      'The signing secret (base64), shown only here: at creation and at each rotation. An Idempotency-Key replay of either ' +
+      'answers without it (it is kept only encrypted); rotate to get a new one',
+  })
   secret: string;
 }
 

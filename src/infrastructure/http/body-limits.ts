@@ -1,0 +1,60 @@
+/**
+ * What each route's request body may hold, in bytes (refused before the body is read, from its
+ * Content-Length, or while it is read) and in JSON values (refused before it is parsed): a
+ * parsed body takes several times its text in the heap, and hostile shapes (`[{},{},…]`) the
+ * most per byte. Each bound fits the largest body its route legitimately takes, with room;
+ * docs/decisions.md "Request bodies" gives the reasoning per route.
+ */
+export interface BodyLimit {
+  /** Bytes of body text. */
+  bytes: number;
+  /** JSON values (objects, arrays, members and elements), counted before parsing. */
+  values: number;
+  /**
+   * Heap its handler takes for a body at the byte limit, beyond the parsed body, where that is
+   * the larger cost (reading or writing a row per element); a smaller body is charged its share.
+   */
+  handlingHeap?: number;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** Every route not named below: one object of the API (a benefit, a policy, a rule with its metadata). */
+export const DEFAULT_BODY_LIMIT: BodyLimit = { bytes: 64 * KiB, values: 10_000 };
+
+/** Credentials and a code, or a few form fields: a few hundred bytes. */
+const CREDENTIALS: BodyLimit = { bytes: 8 * KiB, values: 200 };
+
+/**
+ * Routes whose bodies are larger or smaller than the default, by Fastify route template.
+ * The bulk bounds follow DECISIONS.md "Limits" (10,000 elements per enrollment or batch).
+ */
+export const ROUTE_BODY_LIMITS: Readonly<Record<string, BodyLimit>> = {
+  'POST /auth/token': CREDENTIALS,
+  'POST /connect/provider': CREDENTIALS,
+  'POST /connect/sign-in': CREDENTIALS,
+  'POST /connect/consent': CREDENTIALS,
+  // 10,000 elements of {individual_id, configuration}: about 250 bytes and 15 values each.
+  'POST /employer/benefits/:benefit_id/individuals': { bytes: 4 * MiB, values: 250_000, handlingHeap: 16 * MiB },
+  // 10,000 ids of 36 characters.
+  'DELETE /employer/benefits/:benefit_id/individuals': { bytes: 1 * MiB, values: 12_000, handlingHeap: 16 * MiB },
+  // 10,000 {individual_id} requests, each answered with a person's record.
+  'POST /employer/individual': { bytes: 1 * MiB, values: 25_000, handlingHeap: 16 * MiB },
+  'POST /employer/employment': { bytes: 1 * MiB, values: 25_000, handlingHeap: 16 * MiB },
+  // 1,000 events, each a person's record at most a few hundred bytes to 1 KiB.
+  'POST /hris/events': { bytes: 2 * MiB, values: 100_000 },
+  // 1,000 new people with their contacts.
+  'POST /sandbox/directory': { bytes: 2 * MiB, values: 100_000 },
+  // Up to 10,000 pay statements with their lines.
+  'POST /sandbox/payment': { bytes: 4 * MiB, values: 250_000 },
+  // A provider request passed through: one provider object, not a batch.
+  'POST /forward': { bytes: 256 * KiB, values: 20_000 },
+};
+
+/** The largest byte bound of any route: the HTTP server's own ceiling. */
+export const LARGEST_BODY_BYTES = Math.max(DEFAULT_BODY_LIMIT.bytes, ...Object.values(ROUTE_BODY_LIMITS).map((limit) => limit.bytes));
+
+export function bodyLimitOf(method: string, routeTemplate: string): BodyLimit {
+  return ROUTE_BODY_LIMITS[`${method} ${routeTemplate}`] ?? DEFAULT_BODY_LIMIT;
+}
