@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { clientAddressOf } from '../client-address';
 
 /**
  * Checks application credentials (client_id + client_secret); resolves when they are valid and
@@ -6,7 +7,8 @@ import type { FastifyRequest } from 'fastify';
  * not import.
  */
 export interface ApplicationCredentialsVerifier {
-  authenticate(clientId: string, clientSecret: string): Promise<unknown>;
+  /** `from`: the client's address, which failed attempts are counted against as well as the id. */
+  authenticate(clientId: string, clientSecret: string, from?: string): Promise<unknown>;
 }
 
 export const APPLICATION_CREDENTIALS_VERIFIER = Symbol('ApplicationCredentialsVerifier');
@@ -58,7 +60,7 @@ export function idempotencyCallerOf(
     scope: `application:${credentials.id}`,
     owner: `application:${credentials.id}`,
     verify: () =>
-      verifier.authenticate(credentials.id, credentials.secret).then(
+      verifier.authenticate(credentials.id, credentials.secret, clientAddressOf(request)).then(
         () => true,
         () => false,
       ),
