@@ -18,7 +18,9 @@
  *   9. scale-out            one instance, then three, then one again (SIGTERM)
  *  10. broker-pause         one broker paused (SIGSTOP) past the session timeout, then resumed
  * Half of each cluster scenario's stream is produced before its fault and half during it (the rolling
- * restart: a quarter before, then a quarter while each broker is down).
+ * restart: a quarter before, then a quarter while each broker is down). Scenarios 7, 8 and 10 then
+ * read their topics back from the brokers and fail on any acknowledged message that is not there:
+ * produced into the service, or marked published by its outbox relay (auditTopics).
  *
  *   npm run faults                     the short version (a few thousand events per scenario)
  *   npm run faults -- --long           the long version (tens of thousands per scenario), by hand
@@ -51,6 +53,7 @@ import {
   kafkaClusterBrokers,
   kafkaNode,
   OPS_CREDENTIALS,
+  Outgoing,
   Outcome,
   outcomeLine,
   PARTITIONS,
@@ -69,6 +72,7 @@ import {
   waitInbox,
   waitSettled,
 } from './hris-kit';
+import { missingCopies, missingIds, readTopics } from './topic-audit';
 
 export interface FaultOptions {
   /** The long version: ten times the events, longer bounds, more faults per scenario. */
@@ -471,10 +475,14 @@ async function clusterStream(ctx: Context, label: string, seed: number, instance
   const employers = await employersFor(deployment, members[0], ctx.sizes, PARTITIONS);
   const plan = planFor(employers, ctx.sizes, seed);
   let produced = 0;
+  /** Messages the producer was told are written: the first `acknowledged` of the plan. */
+  let acknowledged = 0;
   const upTo = async (end: number) => {
     const from = produced;
     produced = Math.max(produced, Math.min(plan.messages.length, end));
-    await deployment.scope.produce(plan.messages.slice(from, produced));
+    const to = produced;
+    await deployment.scope.produce(plan.messages.slice(from, to));
+    acknowledged = Math.max(acknowledged, to);
   };
   await upTo(Math.ceil(plan.messages.length * upFront));
   return {
@@ -485,7 +493,37 @@ async function clusterStream(ctx: Context, label: string, seed: number, instance
     distinct: distinctOf(plan),
     next: (share: number) => upTo(produced + Math.ceil(plan.messages.length * share)),
     rest: () => upTo(plan.messages.length),
+    /** Counts the topics against what was acknowledged (auditTopics); once the stream has settled. */
+    audit: (failures: string[]) => auditTopics(ctx, deployment, plan.messages.slice(0, acknowledged), failures),
   };
+}
+
+/**
+ * Counts every message in the deployment's topics, read back from the brokers, against what was
+ * acknowledged: each message produced into the service (`hris.events`, copy by copy: a duplicate
+ * the stream sends is a message of its own) and each outbox row the service marked published
+ * (`benefits.events`, `hris.events.dlq`, by message id). A gap fails the scenario: a producer was
+ * told a write happened that no consumer will ever see.
+ */
+async function auditTopics(ctx: Context, deployment: Deployment, produced: Outgoing[], failures: string[]): Promise<void> {
+  const published: { id: string; topic: string }[] = await deployment.db.query(
+    `SELECT m.message_id::text AS id, m.topic FROM outbox_messages m
+     WHERE NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.id)`,
+  );
+  const topics = [...new Set([HRIS_TOPIC, ...published.map((p) => p.topic)])];
+  const logged = await readTopics(deployment.scope.kafka, topics.map((t) => deployment.scope.physical(t)));
+  const inTopic = (topic: string) => logged.filter((m) => m.topic === deployment.scope.physical(topic));
+  const lines: string[] = [];
+  const lost = missingCopies(produced, inTopic(HRIS_TOPIC));
+  lines.push(`${HRIS_TOPIC} produced ${produced.length - lost.length}/${produced.length}`);
+  if (lost.length > 0) failures.push(`${lost.length} of ${produced.length} messages acknowledged to the producer are not in ${HRIS_TOPIC}`);
+  for (const topic of topics.filter((t) => t !== HRIS_TOPIC)) {
+    const ids = published.filter((p) => p.topic === topic).map((p) => p.id);
+    const missing = missingIds(ids, inTopic(topic));
+    lines.push(`${topic} published ${ids.length - missing.length}/${ids.length}`);
+    if (missing.length > 0) failures.push(`${missing.length} of ${ids.length} outbox rows marked published are not in ${topic} (e.g. ${missing.slice(0, 3).join(', ')})`);
+  }
+  ctx.notes.push(`in the topics, of what was acknowledged: ${lines.join('; ')}`);
 }
 
 const struckMidStream = (ctx: Context, failures: string[], what: string, at: number, distinct: number) => {
@@ -511,7 +549,7 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
     title: 'SIGKILL the broker leading most partitions mid-stream, restart it 20 s later (3 brokers, 2 instances)',
     cluster: true,
     async run(ctx, failures) {
-      const { deployment, employers, plan, distinct, rest } = await clusterStream(ctx, 'brokerkill', 701);
+      const { deployment, employers, plan, distinct, rest, audit } = await clusterStream(ctx, 'brokerkill', 701);
       const { victim, at: killedAt } = await strikeBusiestLeader(ctx, failures, deployment, distinct, 'KILL');
       await rest();
       const moved = await waitFor('leaders moved off the killed broker', 60_000, async () => {
@@ -524,6 +562,7 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
       kafkaNode('start-node', victim.node);
       ctx.notes.push(`broker ${victim.node} back after ${((Date.now() - killedAt) / 1000).toFixed(1)} s, at ${await inboxCount(deployment.db)}/${distinct} ids applied`);
       const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      await audit(failures);
       await fullyReplicated(deployment, 120_000).catch((e: Error) => failures.push(e.message));
       return outcome;
     },
@@ -535,7 +574,7 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
     async run(ctx, failures) {
       // A quarter of the stream before the first restart and a quarter while each broker is down,
       // so every restart strikes while events are still arriving.
-      const { deployment, employers, plan, distinct, next, rest } = await clusterStream(ctx, 'rolling', 702, 2, 0.25);
+      const { deployment, employers, plan, distinct, next, rest, audit } = await clusterStream(ctx, 'rolling', 702, 2, 0.25);
       await waitInbox(deployment.db, Math.ceil(distinct / 8), 120_000);
       for (const node of [1, 2, 3]) {
         const started = Date.now();
@@ -547,7 +586,9 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
         await fullyReplicated(deployment, 120_000);
         struckMidStream(ctx, failures, `broker ${node} restarted (${((Date.now() - started) / 1000).toFixed(1)} s until back in sync)`, at, distinct);
       }
-      return settleAndCount(ctx, deployment, employers, [plan], failures);
+      const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      await audit(failures);
+      return outcome;
     },
   },
   {
@@ -587,7 +628,7 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
     title: 'SIGSTOP one broker for longer than the session timeout, then SIGCONT',
     cluster: true,
     async run(ctx, failures) {
-      const { deployment, employers, plan, distinct, rest } = await clusterStream(ctx, 'pause', 704);
+      const { deployment, employers, plan, distinct, rest, audit } = await clusterStream(ctx, 'pause', 704);
       const { victim, at: pausedAt } = await strikeBusiestLeader(ctx, failures, deployment, distinct, 'STOP');
       try {
         await rest();
@@ -597,6 +638,7 @@ export const CLUSTER_SCENARIOS: Scenario[] = [
       }
       ctx.notes.push(`broker ${victim.node} resumed after ${((Date.now() - pausedAt) / 1000).toFixed(1)} s, at ${await inboxCount(deployment.db)}/${distinct} ids applied`);
       const outcome = await settleAndCount(ctx, deployment, employers, [plan], failures);
+      await audit(failures);
       await fullyReplicated(deployment, 120_000).catch((e: Error) => failures.push(e.message));
       return outcome;
     },

@@ -18,7 +18,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 import { ServiceChild, startServiceChild as startChild, ServiceKafka } from './service-child';
-import { sendPartitionWise } from '../src/infrastructure/messaging/kafka/partition-wise-send';
+import { sendAcknowledged } from '../src/infrastructure/messaging/kafka/acknowledged-send';
 
 export type { ServiceChild, ServiceExit } from './service-child';
 export { freePort, tail } from './service-child';
@@ -623,15 +623,16 @@ export class KafkaScope {
    * Produces in order, `chunk` at a time: one key's messages keep their order on its partition.
    * A chunk whose send fails (a leader gone or paused longer than the client's retries) is sent
    * again, up to five times: what reached the log twice is a redelivery, which the stream allows.
-   * A request per partition, as the service's relay sends (partition-wise-send.ts): kafkajs's
-   * own batching can lose a partition's messages when its leader moves mid-send.
+   * Sent as the service's relay sends (acknowledged-send.ts), by a producer that is not
+   * idempotent: a chunk counts as produced only once a broker answered for each of its partitions,
+   * as kafkajs's own resolution can leave a partition unwritten when its leader moves mid-send.
    */
   async produce(messages: Outgoing[], chunk = 500): Promise<void> {
     const producer = await this.producer();
     for (let at = 0; at < messages.length; at += chunk) {
       for (let attempt = 1; ; attempt++) {
         try {
-          await sendPartitionWise(producer, (topic) => this.partitionsOf(topic), [{ topic: this.physical(HRIS_TOPIC), messages: messages.slice(at, at + chunk) as Message[] }]);
+          await sendAcknowledged(producer, (topic) => this.partitionsOf(topic), [{ topic: this.physical(HRIS_TOPIC), messages: messages.slice(at, at + chunk) as Message[] }]);
           break;
         } catch (error) {
           if (attempt >= 5) throw error;

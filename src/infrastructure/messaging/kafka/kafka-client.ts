@@ -27,7 +27,7 @@ const toNestLevel = (level: logLevel): 'error' | 'warn' | 'log' | 'debug' => {
   }
 };
 
-/** The connection to the broker: one idempotent producer, one admin, consumers on demand. */
+/** The connection to the broker: one producer (not idempotent, see producer()), one admin, consumers on demand. */
 @Injectable()
 export class KafkaClient {
   private readonly logger = new Logger('Kafka');
@@ -38,7 +38,7 @@ export class KafkaClient {
   private adminConnection: Promise<Admin> | undefined;
   /** The topics this service ensured, with each one's `min.insync.replicas` as the broker has it. */
   private readonly minInSync = new Map<string, number>();
-  /** Each topic's partitions, for choosing a message's partition (partition-wise-send.ts); read again after PARTITIONS_MAX_AGE_MS. */
+  /** Each topic's partitions, for choosing a message's partition (acknowledged-send.ts); read again after PARTITIONS_MAX_AGE_MS. */
   private readonly partitions = new Map<string, { at: number; partitions: Promise<PartitionMetadata[]> }>();
 
   constructor(
@@ -64,12 +64,19 @@ export class KafkaClient {
   }
 
   producer(): Promise<Producer> {
-    // Idempotent with one request in flight: retries never duplicate or reorder a partition.
+    // Not idempotent: kafkajs 2.2.4 takes a partition's sequence numbers back when a request fails
+    // on its side (timed out, connection closed) although the broker may have written it; the next
+    // batch of the same size then reuses them, and the broker answers it "written" with the
+    // earlier batch's offset, as a duplicate, without writing it (a loss no answer shows; otherwise
+    // OUT_OF_ORDER_SEQUENCE_NUMBER on every later send). Measured: bench/kafka-acks.ts. Without
+    // sequence numbers a retry can only duplicate, which consumers drop by message id.
+    // One request in flight per broker: a retry is written before anything sent after it, so a
+    // partition's first copies keep their order.
     this.producerConnection ??= this.connect(
       // kafkajs retries a timed-out produce request to the leader it knew, reading metadata again
       // only once it is older than `metadataMaxAge`: kept short, a retry finds the new leader.
       this.kafka.producer({
-        idempotent: true,
+        idempotent: false,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
         metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS,

@@ -1,12 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { TopicMessages } from 'kafkajs';
 import { MessageTransport, RelayedMessage } from '../message-transport';
+import { sendAcknowledged } from './acknowledged-send';
 import { KafkaClient } from './kafka-client';
-import { sendPartitionWise } from './partition-wise-send';
 
-/** Publishes relayed outbox messages to Kafka, acknowledged by all in-sync replicas, a request per partition (partition-wise-send.ts). */
+/**
+ * Publishes relayed outbox messages to Kafka, acknowledged by all in-sync replicas, and resolves
+ * only once a broker has answered for every partition (acknowledged-send.ts): the relay marks a
+ * row published on that answer alone.
+ */
 @Injectable()
 export class KafkaTransport implements MessageTransport {
+  private readonly logger = new Logger(KafkaTransport.name);
+
   constructor(private readonly client: KafkaClient) {}
 
   async publish(messages: RelayedMessage[]): Promise<void> {
@@ -25,6 +31,9 @@ export class KafkaTransport implements MessageTransport {
       });
     }
     const producer = await this.client.producer();
-    await sendPartitionWise(producer, (topic) => this.client.partitionsOf(topic), [...byTopic.values()]);
+    await sendAcknowledged(producer, (topic) => this.client.partitionsOf(topic), [...byTopic.values()], {
+      onUnanswered: (unanswered) =>
+        this.logger.warn(`kafkajs resolved a send without an answer for ${unanswered.map((p) => `${p.topic} partition ${p.partition}`).join(', ')}; sending those again`),
+    });
   }
 }
