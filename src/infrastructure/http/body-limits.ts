@@ -43,12 +43,13 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, BodyLimit>> = {
   // answered with a person's record; more than 10,000 must still reach validation's own message.
   'POST /employer/individual': { bytes: 1 * MiB, values: 40_000, handlingHeap: 16 * MiB },
   'POST /employer/employment': { bytes: 1 * MiB, values: 40_000, handlingHeap: 16 * MiB },
-  // 1,000 events, each a person's record at most a few hundred bytes to 1 KiB.
-  'POST /hris/events': { bytes: 2 * MiB, values: 100_000 },
-  // 1,000 new people with their contacts.
-  'POST /sandbox/directory': { bytes: 2 * MiB, values: 100_000 },
-  // Up to 10,000 pay statements with their lines.
-  'POST /sandbox/payment': { bytes: 4 * MiB, values: 250_000 },
+  // 1,000 events, each a person's record at most a few hundred bytes to 1 KiB, each applied
+  // through the inbox and its saga before the answer.
+  'POST /hris/events': { bytes: 2 * MiB, values: 100_000, handlingHeap: 16 * MiB },
+  // 1,000 new people with their contacts, each written with its employment.
+  'POST /sandbox/directory': { bytes: 2 * MiB, values: 100_000, handlingHeap: 16 * MiB },
+  // Up to 10,000 pay statements with their lines, each computed and written.
+  'POST /sandbox/payment': { bytes: 4 * MiB, values: 250_000, handlingHeap: 16 * MiB },
   // A provider request passed through: one provider object, not a batch.
   'POST /forward': { bytes: 256 * KiB, values: 20_000 },
 };
