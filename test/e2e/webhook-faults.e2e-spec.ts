@@ -6,7 +6,7 @@ import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { OPS_BASIC } from '../utils/service-process';
 import { json, startTestService, TestService } from '../utils/test-app';
-import { WebhookReceiver } from '../utils/webhook-receiver';
+import { DELETE_ALL_ENDPOINTS, WebhookReceiver } from '../utils/webhook-receiver';
 
 /** Fast retries, so that a receiver's outage is minutes of the schedule compressed into seconds. */
 const FAST_RETRIES = { WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_TIMEOUT_MS: '600', SANDBOX_EDIT_SYNCS: 'false' };
@@ -84,7 +84,7 @@ describeWithPostgres('webhook delivery under receiver faults (PostgreSQL)', () =
     for (const r of receivers) await r.stop();
     await h?.service.close();
   });
-  beforeEach(() => h.db().query(`DELETE FROM webhook_endpoints`));
+  beforeEach(() => h.db().query(DELETE_ALL_ENDPOINTS));
 
   it('a receiver down for a while gets everything once it is back: nothing lost', async () => {
     const down = await receiver();
@@ -256,7 +256,7 @@ describeWithPostgres('webhook deliveries that run out of time, Resend, and endpo
   });
 
   it('disables an endpoint that has failed for days, queues nothing more for it, and resumes when its owner enables it', async () => {
-    await h.db().query(`DELETE FROM webhook_endpoints`);
+    await h.db().query(DELETE_ALL_ENDPOINTS);
     const endpoint = await h.createEndpoint({ url: dead.url, event_types: ['account.updated'] });
     const tokens = await h.connections(1);
     await h.toggle(tokens, 1);

@@ -6,7 +6,7 @@ import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestService } from '../utils/test-app';
-import { ReceivedWebhook, WebhookReceiver } from '../utils/webhook-receiver';
+import { DELETE_ALL_ENDPOINTS, ReceivedWebhook, WebhookReceiver } from '../utils/webhook-receiver';
 
 interface Employer {
   token: string;
@@ -43,7 +43,7 @@ describeWithPostgres('webhooks (PostgreSQL, a local receiver)', () => {
     receiver.received.length = 0;
     receiver.answer = () => 200;
     // Each test makes its own endpoints.
-    await db().query(`DELETE FROM webhook_endpoints`);
+    await db().query(DELETE_ALL_ENDPOINTS);
   });
 
   const api = (path: string, init: RequestInit = {}, credentials = app) =>

@@ -102,3 +102,10 @@ export class WebhookReceiver {
     };
   }
 }
+
+/**
+ * Deletes every webhook endpoint, locking them in id order first, the order the dispatcher
+ * locks them in when it records attempts: a plain delete locks in scan order and can deadlock
+ * with a dispatcher recording attempts of two endpoints.
+ */
+export const DELETE_ALL_ENDPOINTS = `DELETE FROM webhook_endpoints WHERE id IN (SELECT id FROM webhook_endpoints ORDER BY id FOR UPDATE)`;

@@ -92,8 +92,26 @@ export class WebhookQueueRepository {
    */
   async record(holder: string, results: AttemptResult[], disableAfterMs: number): Promise<{ id: string; reason: string }[]> {
     if (results.length === 0) return [];
+    return this.dataSource.transaction(async (manager) => {
+      // Endpoints first, in id order, as deleting an endpoint takes its row before its deliveries:
+      // locking the deliveries first would deadlock against a delete of their endpoint.
+      await manager.query(
+        `SELECT 1 FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM webhook_deliveries WHERE id = ANY($1::bigint[]))
+         ORDER BY id FOR NO KEY UPDATE`,
+        [results.map((r) => r.deliveryId)],
+      );
+      return this.recordLocked(manager, holder, results, disableAfterMs);
+    });
+  }
+
+  private async recordLocked(
+    manager: EntityManager,
+    holder: string,
+    results: AttemptResult[],
+    disableAfterMs: number,
+  ): Promise<{ id: string; reason: string }[]> {
     const rows = returnedRows<{ id: string; disabled_reason: string | null }>(
-      await this.dataSource.query(
+      await manager.query(
       `WITH r AS (
          SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
            AS r (delivery_id, attempted_at, status_code, latency_ms, excerpt, error, status, next_attempt_at)
