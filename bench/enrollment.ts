@@ -46,7 +46,7 @@ import { SandboxEmployerStore } from '../src/infrastructure/providers/sandbox/sa
 
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 
-interface Employer {
+export interface Employer {
   token: string;
   entityId: string;
   individualIds: string[];
@@ -85,7 +85,7 @@ export interface EnrollmentResult {
 }
 
 /** A sandbox employer behind the bench application, generated here (untimed), with everybody's id. */
-async function prepareEmployer(service: BenchService, dataSource: DataSource, employeeSize: number): Promise<Employer & { generationSeconds: number }> {
+export async function prepareEmployer(service: BenchService, dataSource: DataSource, employeeSize: number): Promise<Employer & { generationSeconds: number }> {
   const { body } = await call(`${service.url}/sandbox/connections`, {
     method: 'POST',
     headers: basicAuth(),
@@ -105,7 +105,7 @@ async function prepareEmployer(service: BenchService, dataSource: DataSource, em
   };
 }
 
-async function createBenefit(service: BenchService, employer: Employer, description: string): Promise<string> {
+export async function createBenefit(service: BenchService, employer: Employer, description: string): Promise<string> {
   const { body } = await call(`${service.url}/employer/benefits`, {
     method: 'POST',
     headers: bearerAuth(employer.token),

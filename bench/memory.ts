@@ -46,7 +46,7 @@ export interface HeapFigures {
   gc: Record<string, { count: number; seconds: number }>;
 }
 
-async function heapOf(baseUrl: string): Promise<HeapFigures> {
+export async function heapOf(baseUrl: string): Promise<HeapFigures> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
   const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN);
   const mb = (bytes: number) => round(bytes / 1024 / 1024);

@@ -11,6 +11,7 @@
  * A new benchmark is one more entry: a name, what it measures, and a function that runs it
  * (printing its own table and writing its own result) and returns its target checks.
  */
+import { measureBackgroundHeap } from './background-heap';
 import { runBenchmark } from './bench-database';
 import { BenchOptions, benchOptions, ensureBuild, printTargets, TargetCheck } from './bench-service';
 import { measureEnrollment } from './enrollment';
@@ -28,6 +29,7 @@ export const BENCHMARKS: BenchmarkEntry[] = [
   { name: 'http-reads', measures: 'directory, company and pay-statement reads vs a bare node:http server', run: measureHttpReads },
   { name: 'enrollment', measures: 'enrolling 1,000 and 10,000 individuals in one request', run: measureEnrollment },
   { name: 'memory', measures: 'the service RSS under a steady read load', run: measureMemory },
+  { name: 'background-heap', measures: 'the heap while twenty 10,000-person enrollments are worked in the background', run: measureBackgroundHeap },
   {
     name: 'hris-events',
     measures: 'HRIS events from Kafka to completed jobs vs a raw kafkajs consumer (10,000 with --quick, else 100,000 events)',

@@ -35,6 +35,8 @@ export interface Job {
   scheduledAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
+  /** The work it carries (an enrollment group's people), for batches bounded by weight; 1 when absent. */
+  weight?: number;
 }
 
 export interface RetryPolicy {

@@ -22,6 +22,7 @@ import { OutboxBodiesAsJson1797400000000 } from './migrations/1797400000000-outb
 import { QueueRowsWithoutForeignKeys1797500000000 } from './migrations/1797500000000-queue-rows-without-foreign-keys';
 import { OutboxPendingQueue1797600000000 } from './migrations/1797600000000-outbox-pending-queue';
 import { JobLeaseFunction1797700000000 } from './migrations/1797700000000-job-lease-function';
+import { JobWeights1797950000000 } from './migrations/1797950000000-job-weights';
 import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
 import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   QueueDocumentsWithoutStatistics1797800000000,
   IdempotencySecretAnswers1797930000000,
   IdempotencyAllowances1797940000000,
+  JobWeights1797950000000,
 ];

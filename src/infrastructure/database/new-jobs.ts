@@ -10,6 +10,8 @@ export type NewJobRow = {
   params: unknown;
   created_at: Date;
   scheduled_at: Date;
+  /** The work it carries (JobWeights1797950000000); 1 for most jobs. */
+  weight?: number;
 };
 
 /**
@@ -27,15 +29,16 @@ const NEW_JOBS = new ColumnSet<NewJobRow & { n: number }>({
   params: 'jsonb',
   created_at: 'timestamptz',
   scheduled_at: 'timestamptz',
+  weight: 'int',
 });
 
 /** One statement inserting these jobs, pending, in the order given. */
 export function insertNewJobs(jobs: readonly NewJobRow[]): [sql: string, parameters: unknown[]] {
   return [
-    `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at)
-     SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.scheduled_at
+    `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, weight)
+     SELECT u.id, u.connection_id, u.entity_id, u.kind, u.type, 'pending', u.params, u.created_at, u.scheduled_at, u.weight
      FROM ${NEW_JOBS.from(1)}
      ORDER BY u.n`,
-    NEW_JOBS.values(jobs.map((job, n) => ({ ...job, n }))),
+    NEW_JOBS.values(jobs.map((job, n) => ({ ...job, weight: job.weight ?? 1, n }))),
   ];
 }

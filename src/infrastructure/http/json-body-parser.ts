@@ -32,7 +32,7 @@ export function useJsonBodyParser(fastify: FastifyInstance, budget: BodyBudget):
       throw bodyTooLarge(`Request body holds more JSON values than this route accepts (${limit.values})`);
     }
     const parsing = body.length * 2 + values * HEAP_PER_VALUE;
-    const handling = ((limit.handlingHeap ?? 0) * body.length) / limit.bytes;
+    const handling = (limit.handlingHeapPerValue ?? 0) * values;
     await admit(request, budget, Math.max(parsing, handling));
     let parsed: unknown;
     try {

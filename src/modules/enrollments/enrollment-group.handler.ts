@@ -38,6 +38,13 @@ const WAIT_FOR_BENEFIT_MS = 10_000;
 
 /** Due groups leased and worked together: one provider call per benefit (up to PROVIDER_CALL_MAX_CHANGES) for all of them. */
 export const GROUP_BATCH_SIZE = 500;
+/**
+ * People in the groups one worker works at once, all batches together (a group larger than
+ * this runs alone): a batch holds its people's changes, ledgers and results in memory until it
+ * commits, about 5 KB each (bench/background-heap.ts), so the bound is on people, not groups:
+ * a batch of 500 groups from 10,000-person requests once took an instance's whole heap.
+ */
+export const GROUP_BATCH_PEOPLE = 10_000;
 /** Group batches one worker runs at once: two keep the provider busy while the other commits. */
 const GROUP_BATCHES_AT_ONCE = 2;
 
@@ -55,7 +62,12 @@ const GROUP_BATCHES_AT_ONCE = 2;
 @Injectable()
 export class EnrollmentGroupHandler implements JobHandler {
   readonly type = ENROLLMENT_GROUP_JOB;
-  readonly batch = { size: GROUP_BATCH_SIZE, atOnce: GROUP_BATCHES_AT_ONCE, run: (jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>) => this.runBatch(jobs, contexts) };
+  readonly batch = {
+    size: GROUP_BATCH_SIZE,
+    atOnce: GROUP_BATCHES_AT_ONCE,
+    maxWeight: GROUP_BATCH_PEOPLE,
+    run: (jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>) => this.runBatch(jobs, contexts),
+  };
   private readonly logger = new Logger(EnrollmentGroupHandler.name);
 
   constructor(

@@ -88,6 +88,8 @@ export class EnrollmentLifecycle {
       params: { group_id: group.id, job_id: group.jobId },
       createdAt: now,
       scheduledAt: due > now ? due : now,
+      // Its people: a batch of groups is leased by how many people it holds (GROUP_BATCH_PEOPLE).
+      weight: Math.max(1, group.counts.waiting),
     };
   }
 

@@ -49,9 +49,17 @@ export interface JobHandler {
    * and handed to `run`, which may fold their work (one provider call for many), and those that
    * end are finished in one transaction with the outcome's commit. At most `atOnce` batches of
    * the type run in one worker (default 1): jobs that come due meanwhile wait for one to end and
-   * are leased together, so a trickle of jobs still makes few, large batches.
+   * are leased together, so a trickle of jobs still makes few, large batches. With `maxWeight`,
+   * the type's running batches together take only as many jobs as weigh that much (NewJob.weight),
+   * or one job alone when it weighs more: what they hold in memory is bounded by their work, not
+   * by their count.
    */
-  batch?: { size: number; atOnce?: number; run(jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>): Promise<BatchOutcome> };
+  batch?: {
+    size: number;
+    atOnce?: number;
+    maxWeight?: number;
+    run(jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>): Promise<BatchOutcome>;
+  };
 }
 
 /** How a batch of jobs came out, per job. */

@@ -55,6 +55,8 @@ interface RunningUnit {
   jobIds: string[];
   /** The job type of a batch; undefined for a single job. */
   batchOf?: string;
+  /** What its jobs weigh together (Job.weight). */
+  weight: number;
 }
 
 /**
@@ -160,9 +162,14 @@ export class JobWorker {
     let leased = 0;
     for (const handler of this.registry.batchHandlers()) {
       if (free <= 0) break;
-      const running = [...this.running.values()].filter((unit) => unit.batchOf === handler.type).length;
-      if (running >= (handler.batch!.atOnce ?? 1)) continue;
-      const jobs = await this.jobs.lease(this.owner, [handler.type], this.clock.now(), this.settings.leaseMs, handler.batch!.size);
+      const batch = handler.batch!;
+      const running = [...this.running.values()].filter((unit) => unit.batchOf === handler.type);
+      if (running.length >= (batch.atOnce ?? 1)) continue;
+      // The type's batches together weigh at most maxWeight, or one job when it alone weighs more.
+      const held = running.reduce((sum, unit) => sum + unit.weight, 0);
+      if (batch.maxWeight !== undefined && held >= batch.maxWeight) continue;
+      const weight = batch.maxWeight === undefined ? undefined : { max: batch.maxWeight - held, takeFirst: running.length === 0 };
+      const jobs = await this.jobs.lease(this.owner, [handler.type], this.clock.now(), this.settings.leaseMs, batch.size, weight);
       if (jobs.length === 0) continue;
       this.launchUnit(`batch:${randomUUID()}`, jobs, (controller) => this.executeBatch(handler, jobs, controller), handler.type);
       free--;
@@ -186,7 +193,7 @@ export class JobWorker {
         // Deferred jobs wait for the next poll: a nudge would lease them straight back.
         if (!deferred) this.signal.nudge();
       });
-    this.running.set(unitId, { controller, done, jobIds: jobs.map((j) => j.id), batchOf });
+    this.running.set(unitId, { controller, done, jobIds: jobs.map((j) => j.id), batchOf, weight: jobs.reduce((sum, j) => sum + (j.weight ?? 1), 0) });
   }
 
   /**

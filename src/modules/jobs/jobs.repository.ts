@@ -21,11 +21,15 @@ export interface JobRow {
   scheduled_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  weight?: number;
 }
 
-export const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at`;
+export const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at, weight`;
 
 const FINAL_STATUSES = new ColumnSet<{ id: string; status: string; result: Record<string, unknown> | null }>({ id: 'uuid', status: 'text', result: 'jsonb' });
+
+/** A job's weight as stored: a whole number of at least 1. */
+const weightOf = (job: NewJob): number => Math.max(1, Math.ceil(job.weight ?? 1));
 
 export function toJob(row: JobRow): Job {
   return {
@@ -42,6 +46,7 @@ export function toJob(row: JobRow): Job {
     scheduledAt: new Date(row.scheduled_at),
     startedAt: row.started_at === null ? null : new Date(row.started_at),
     completedAt: row.completed_at === null ? null : new Date(row.completed_at),
+    weight: row.weight ?? 1,
   };
 }
 
@@ -57,6 +62,8 @@ export interface NewJob {
   scheduledAt?: Date;
   /** A job this one runs after: it is not leased while that one is pending or running. */
   afterJobId?: string | null;
+  /** The work it carries (an enrollment group's people), for batches leased by weight; 1 when absent. */
+  weight?: number;
 }
 
 /** A leased job put back to wait: due at `scheduledAt`, unless woken meanwhile (deferMany). */
@@ -82,8 +89,8 @@ export class JobsRepository {
 
   async insert(job: NewJob, manager?: EntityManager): Promise<Job> {
     const [row] = await this.db(manager).query(
-      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, after_job_id)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9)
+      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, after_job_id, weight)
+       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10)
        RETURNING ${JOB_COLUMNS}`,
       [
         job.id,
@@ -95,6 +102,7 @@ export class JobsRepository {
         job.createdAt,
         job.scheduledAt ?? job.createdAt,
         job.afterJobId ?? null,
+        weightOf(job),
       ],
     );
     return toJob(row);
@@ -114,6 +122,7 @@ export class JobsRepository {
           params: j.params ?? null,
           created_at: j.createdAt,
           scheduled_at: j.scheduledAt ?? j.createdAt,
+          weight: weightOf(j),
         })),
       ),
     );
@@ -205,16 +214,24 @@ export class JobsRepository {
    * skipped; only the rows leased are locked, and their conditions are checked again under the
    * lock. One read of "due or expired" could use no index bound and walked every waiting job.
    */
-  async lease(owner: string, types: string[], now: Date, leaseMs: number, limit: number): Promise<Job[]> {
+  /**
+   * Leases up to `limit` due jobs of `types`, oldest first. With `weight`, only as many as weigh
+   * at most `weight.max` together; the first one even when it alone weighs more if
+   * `weight.takeFirst` (nothing of the kind is running: a heavy job is never left behind), so
+   * work in flight stays bounded by the larger of the bound and one job.
+   */
+  async lease(owner: string, types: string[], now: Date, leaseMs: number, limit: number, weight?: { max: number; takeFirst: boolean }): Promise<Job[]> {
     if (types.length === 0 || limit <= 0) return [];
-    // The statement is the function's (migration 1797700000000): planned once per connection, not on every poll.
-    const rows: JobRow[] = await this.dataSource.query(`SELECT ${JOB_COLUMNS} FROM lease_jobs($1, $2, $3, $4::text[], $5, $6)`, [
+    // The statement is the function's (migration 1797950000000): planned once per connection, not on every poll.
+    const rows: JobRow[] = await this.dataSource.query(`SELECT ${JOB_COLUMNS} FROM lease_jobs($1, $2, $3, $4::text[], $5, $6, $7, $8)`, [
       owner,
       leaseMs,
       now,
       types,
       limit,
       limit * 4,
+      weight?.max ?? null,
+      weight?.takeFirst ?? true,
     ]);
     return rows.map(toJob);
   }

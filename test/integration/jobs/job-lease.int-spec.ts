@@ -30,7 +30,7 @@ describeWithPostgres('JobsRepository.lease', () => {
     type = `lease_${randomUUID().slice(0, 8)}`;
   });
 
-  const insert = async (options: { type?: string; kind?: 'automated' | 'internal' | 'manual'; scheduledAt?: Date; createdAt?: Date } = {}) =>
+  const insert = async (options: { type?: string; kind?: 'automated' | 'internal' | 'manual'; scheduledAt?: Date; createdAt?: Date; weight?: number } = {}) =>
     (
       await jobs.insert({
         id: randomUUID(),
@@ -40,6 +40,7 @@ describeWithPostgres('JobsRepository.lease', () => {
         params: {},
         createdAt: options.createdAt ?? minutes(-60),
         scheduledAt: options.scheduledAt,
+        weight: options.weight,
       })
     ).id;
 
@@ -56,6 +57,52 @@ describeWithPostgres('JobsRepository.lease', () => {
     ]);
     expect((await jobs.lease('w1', [type], NOW, 30_000, 5)).map((j) => j.id)).toEqual([third]);
     expect(await jobs.lease('w1', [type], NOW, 30_000, 5)).toEqual([]);
+  });
+
+  it('with a weight bound, leases due jobs oldest first while their weights add up to it, and a heavier first job alone', async () => {
+    const heavy = await insert({ scheduledAt: minutes(-30), weight: 10_000 });
+    const [a, b, c] = [await insert({ scheduledAt: minutes(-20), weight: 3_000 }), await insert({ scheduledAt: minutes(-15), weight: 3_000 }), await insert({ scheduledAt: minutes(-10), weight: 3_000 })];
+    const light = await insert({ scheduledAt: minutes(-5) });
+    // The oldest weighs more than the bound on its own: it goes alone, never left behind.
+    expect((await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 5_000, takeFirst: true })).map((j) => j.id)).toEqual([heavy]);
+    // 3,000 + 3,000 would pass 5,000: one at a time, in order.
+    expect((await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 5_000, takeFirst: true })).map((j) => j.id)).toEqual([a]);
+    // Exactly the bound: both, and not the light one after them.
+    expect((await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 6_000, takeFirst: true })).map((j) => j.id).sort()).toEqual([b, c].sort());
+    // Without a bound, by count alone.
+    expect((await jobs.lease('w1', [type], NOW, 30_000, 50)).map((j) => j.id)).toEqual([light]);
+  });
+
+  it('without takeFirst (a batch of the type already running), leaves a job heavier than the room left', async () => {
+    const heavy = await insert({ scheduledAt: minutes(-30), weight: 10_000 });
+    expect(await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 4_000, takeFirst: false })).toEqual([]);
+    expect((await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 4_000, takeFirst: true })).map((j) => j.id)).toEqual([heavy]);
+  });
+
+  it('weighs a batch by the candidates another worker holds too, so a batch never passes the bound', async () => {
+    const first = await insert({ scheduledAt: minutes(-20), weight: 4_000 });
+    const second = await insert({ scheduledAt: minutes(-10), weight: 4_000 });
+    const third = await insert({ scheduledAt: minutes(-5), weight: 4_000 });
+    // Another transaction holds the first (a worker leasing it right now): it is skipped, but its
+    // weight still counts, so the batch is the second alone, not the second and the third.
+    const runner = dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(`SELECT id FROM jobs WHERE id = $1 FOR UPDATE`, [first]);
+      const leased = await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 8_000, takeFirst: true });
+      expect(leased.map((j) => j.id)).toEqual([second]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    expect((await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 8_000, takeFirst: true })).map((j) => j.id).sort()).toEqual([first, third].sort());
+  });
+
+  it('stores a weight as given, and 1 when none is given', async () => {
+    const weighed = await insert({ weight: 250 });
+    const plain = await insert();
+    const rows: { id: string; weight: number }[] = await dataSource.query(`SELECT id, weight FROM jobs WHERE id = ANY($1::uuid[])`, [[weighed, plain]]);
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.weight]))).toEqual({ [weighed]: 250, [plain]: 1 });
   });
 
   it('leaves jobs not yet due, manual jobs, jobs of other types and finished jobs', async () => {

@@ -123,6 +123,46 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
     expect(states.every((s) => s.leased_by === null)).toBe(true);
   });
 
+  it('runs batches of a weighed type within their weight together, a heavier job alone, every job once', async () => {
+    const inFlight: number[] = [];
+    const batches: number[][] = [];
+    let weightNow = 0;
+    const handler: JobHandler = {
+      type,
+      run: () => Promise.reject(new Error('batches only')),
+      batch: {
+        size: 50,
+        atOnce: 2,
+        maxWeight: 10,
+        run: async (leased) => {
+          const weights = leased.map((j) => j.weight ?? 1);
+          batches.push(weights);
+          weightNow += weights.reduce((a, b) => a + b, 0);
+          inFlight.push(weightNow);
+          await new Promise((r) => setTimeout(r, 30));
+          weightNow -= weights.reduce((a, b) => a + b, 0);
+          return { ended: new Map(leased.map((j) => [j.id, { status: 'complete' as const }])), deferred: new Map(), failed: new Map() };
+        },
+      },
+    };
+    const weights = [6, 6, 3, 12, 1, 2, 2, 4];
+    const enqueued: Job[] = [];
+    for (const weight of weights) {
+      enqueued.push(await jobs.insert({ id: randomUUID(), connectionId, kind: 'internal', type, createdAt: clock.now(), weight }));
+    }
+    start(registryWith(handler), { concurrency: 4 });
+
+    await expectEventually(async () => {
+      const states = await Promise.all(enqueued.map((j) => state(j.id)));
+      expect(states.filter((st) => st.status !== 'complete')).toEqual([]);
+    });
+    expect(batches.flat().sort((a, b) => a - b)).toEqual([...weights].sort((a, b) => a - b));
+    // Never more than the bound in flight, except the one job heavier than it, running alone.
+    expect(Math.max(...inFlight)).toBe(12);
+    expect(inFlight.filter((w) => w > 10)).toEqual([12]);
+    expect(batches.find((b) => b.includes(12))).toEqual([12]);
+  });
+
   it("takes over a crashed worker's expired lease, and leaves a live lease alone", async () => {
     const handler = new ScriptedHandler(type);
     const crashed = await enqueue();
