@@ -2,12 +2,14 @@ import { Global, Module } from '@nestjs/common';
 import { PROVIDER_PORT } from '../../domain/providers/provider-port';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { PROVIDER_CATALOGUE } from '../../domain/providers/provider-catalogue.data';
+import { SealingKey } from '../secrets/sealing-key';
+import { ProviderGrants } from './provider-grants';
 import { SandboxEmployerStore } from './sandbox/sandbox-employer.store';
 import { SandboxProviderAdapter } from './sandbox/sandbox-provider.adapter';
 
 /**
  * The ProviderPort adapters (PROVIDER_PORT): the sandbox payroll system simulates every
- * provider of the catalogue. Global, so feature modules inject PROVIDER_PORT (and the sandbox
+ * provider of the catalogue. Real providers' OAuth grants are kept sealed (ProviderGrants). Global, so feature modules inject PROVIDER_PORT (and the sandbox
  * edits the store) without importing infrastructure modules.
  */
 @Global()
@@ -18,7 +20,9 @@ import { SandboxProviderAdapter } from './sandbox/sandbox-provider.adapter';
     SandboxEmployerStore,
     SandboxProviderAdapter,
     { provide: PROVIDER_PORT, useExisting: SandboxProviderAdapter },
+    SealingKey,
+    ProviderGrants,
   ],
-  exports: [PROVIDER_PORT, SandboxEmployerStore, SandboxProviderAdapter],
+  exports: [PROVIDER_PORT, SandboxEmployerStore, SandboxProviderAdapter, SealingKey, ProviderGrants],
 })
 export class ProviderAdaptersModule {}

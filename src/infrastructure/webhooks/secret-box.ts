@@ -11,8 +11,12 @@ export class SecretBox {
   private readonly key: Buffer;
   readonly keyId: string;
 
-  constructor(keyMaterial: string) {
-    this.key = createHash('sha256').update(`webhook-secrets:${keyMaterial}`).digest();
+  /**
+   * `purpose` keeps the keys of different uses apart: a webhook signing secret sealed under one
+   * key material cannot be opened as a provider token sealed under the same.
+   */
+  constructor(keyMaterial: string, purpose = 'webhook-secrets') {
+    this.key = createHash('sha256').update(`${purpose}:${keyMaterial}`).digest();
     this.keyId = createHash('sha256').update(this.key).digest('base64url').slice(0, 8);
   }
 
