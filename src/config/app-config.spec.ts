@@ -32,6 +32,16 @@ describe('loadConfig', () => {
     expect(config.WORKERS_ENABLED).toBe(false);
   });
 
+  it('offers real Gusto connections only with both of the Gusto application\'s credentials; its server and version are settings', () => {
+    expect(loadConfig({}).gustoConfigured).toBe(false);
+    expect(loadConfig({ GUSTO_CLIENT_ID: 'id' }).gustoConfigured).toBe(false);
+    const config = loadConfig({ GUSTO_CLIENT_ID: 'id', GUSTO_CLIENT_SECRET: 'secret', GUSTO_BASE_URL: 'https://api.gusto.com' });
+    expect([config.gustoConfigured, config.GUSTO_BASE_URL, config.GUSTO_API_VERSION]).toEqual([true, 'https://api.gusto.com', '2026-02-01']);
+    expect(() => loadConfig({ GUSTO_BASE_URL: 'api.gusto.com', GUSTO_API_VERSION: 'latest' })).toThrow(
+      /GUSTO_BASE_URL must be an http\(s\) URL[\s\S]*GUSTO_API_VERSION must be a date/,
+    );
+  });
+
   it('names every bad setting at once', () => {
     const problems = problemsOf({ PORT: 'eighty', KAFKA_BROKERS: 'no-port', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
     expect(problems.join('\n')).toMatch(/PORT/);

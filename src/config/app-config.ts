@@ -427,6 +427,31 @@ export class AppConfig {
   @MaxLength(500)
   WEBHOOK_SECRETS_KEY?: string;
 
+  /**
+   * The Gusto application this service connects employers' Gusto companies through
+   * (docs/providers/gusto.md). Both unset: real Gusto connections are not offered (sandbox
+   * connections to `gusto` are simulated as ever).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  GUSTO_CLIENT_ID?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  GUSTO_CLIENT_SECRET?: string;
+
+  /** Gusto's API: its demo server by default (the document's first server); production is https://api.gusto.com. */
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'GUSTO_BASE_URL must be an http(s) URL' })
+  GUSTO_BASE_URL = 'https://api.gusto-demo.com';
+
+  /** Sent as X-Gusto-API-Version: the version of the document the adapter is built and tested against. */
+  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'GUSTO_API_VERSION must be a date like 2026-02-01' })
+  GUSTO_API_VERSION = '2026-02-01';
+
   /** One delivery attempt, connect to the end of the answer; past it the attempt failed. */
   @Transform(toInt)
   @IsInt()
@@ -651,6 +676,11 @@ export class AppConfig {
   @Max(600_000)
   SHUTDOWN_TIMEOUT_MS = 15_000;
 
+  /** Whether real Gusto connections can be made: both of the Gusto application's credentials are set. */
+  get gustoConfigured(): boolean {
+    return this.GUSTO_CLIENT_ID !== undefined && this.GUSTO_CLIENT_SECRET !== undefined;
+  }
+
   get embedded(): boolean {
     return this.DATABASE_URL === undefined;
   }
@@ -689,7 +719,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY', 'KAFKA_REPLICATION_FACTOR', 'KAFKA_MIN_INSYNC_REPLICAS'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY', 'KAFKA_REPLICATION_FACTOR', 'KAFKA_MIN_INSYNC_REPLICAS', 'GUSTO_CLIENT_ID', 'GUSTO_CLIENT_SECRET'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }
