@@ -3,6 +3,7 @@ import { PROVIDER_PORT } from '../../domain/providers/provider-port';
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { PROVIDER_CATALOGUE } from '../../domain/providers/provider-catalogue.data';
 import { SealingKey } from '../secrets/sealing-key';
+import { ProviderBenefitLinks } from './provider-benefit-links';
 import { ProviderGrants } from './provider-grants';
 import { SandboxEmployerStore } from './sandbox/sandbox-employer.store';
 import { SandboxProviderAdapter } from './sandbox/sandbox-provider.adapter';
@@ -22,7 +23,8 @@ import { SandboxProviderAdapter } from './sandbox/sandbox-provider.adapter';
     { provide: PROVIDER_PORT, useExisting: SandboxProviderAdapter },
     SealingKey,
     ProviderGrants,
+    ProviderBenefitLinks,
   ],
-  exports: [PROVIDER_PORT, SandboxEmployerStore, SandboxProviderAdapter, SealingKey, ProviderGrants],
+  exports: [PROVIDER_PORT, SandboxEmployerStore, SandboxProviderAdapter, SealingKey, ProviderGrants, ProviderBenefitLinks],
 })
 export class ProviderAdaptersModule {}
