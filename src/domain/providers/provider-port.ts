@@ -76,8 +76,11 @@ export interface ProviderEnrollment {
 /** How the provider answered for one individual of an enroll or unenroll call. */
 export interface ProviderIndividualResult {
   individual_id: string;
-  /** 200 done; 404 the provider has no such individual (a permanent, per-individual error). */
-  code: 200 | 404;
+  /**
+   * 200 done; 404 the provider has no such individual; 422 the provider refused this individual's
+   * change (its reason in `message`). 404 and 422 are permanent, per-individual errors.
+   */
+  code: 200 | 404 | 422;
   message?: string;
 }
 

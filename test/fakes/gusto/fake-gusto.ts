@@ -42,6 +42,7 @@ export const SERVED_OPERATIONS = [
   'GET /v1/employee_benefits/{employee_benefit_id}',
   'PUT /v1/employee_benefits/{employee_benefit_id}',
   'DELETE /v1/employee_benefits/{employee_benefit_id}',
+  'GET /v1/company_benefits/{company_benefit_id}/employee_benefits',
   'GET /v1/webhook_subscriptions',
   'POST /v1/webhook_subscriptions',
   'PUT /v1/webhook_subscriptions/{webhook_subscription_uuid}/verify',
@@ -1147,6 +1148,14 @@ export class FakeGusto {
         return this.withEmployee(ex, p.employee_id, (employee) => {
           const benefits = [...this.employeeBenefits.values()].filter((b) => b.employee_uuid === employee.uuid);
           const page = this.page(ex, benefits);
+          this.send(ex, 200, page.items, page.headers);
+        });
+      case 'GET /v1/company_benefits/{company_benefit_id}/employee_benefits':
+        // Gusto answers each employee's current window unless include=all_benefits; the fake
+        // keeps no dated history of its own, so it answers every record, as all_benefits asks.
+        return this.withCompanyBenefit(ex, p.company_benefit_id, (benefit) => {
+          const enrolled = [...this.employeeBenefits.values()].filter((b) => b.company_benefit_uuid === benefit.uuid);
+          const page = this.page(ex, enrolled);
           this.send(ex, 200, page.items, page.headers);
         });
       case 'POST /v1/employees/{employee_id}/employee_benefits':

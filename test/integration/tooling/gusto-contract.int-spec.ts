@@ -32,6 +32,7 @@ export const GUSTO_OPERATIONS = [
   'GET /v1/employee_benefits/{employee_benefit_id}',
   'PUT /v1/employee_benefits/{employee_benefit_id}',
   'DELETE /v1/employee_benefits/{employee_benefit_id}',
+  'GET /v1/company_benefits/{company_benefit_id}/employee_benefits',
   'GET /v1/webhook_subscriptions',
   'POST /v1/webhook_subscriptions',
   'PUT /v1/webhook_subscriptions/{webhook_subscription_uuid}/verify',
