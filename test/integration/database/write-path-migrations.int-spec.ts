@@ -4,6 +4,7 @@ import { OutboxBodiesAsJson1797400000000 } from '../../../src/infrastructure/dat
 import { QueueRowsWithoutForeignKeys1797500000000 } from '../../../src/infrastructure/database/migrations/1797500000000-queue-rows-without-foreign-keys';
 import { OutboxPendingQueue1797600000000 } from '../../../src/infrastructure/database/migrations/1797600000000-outbox-pending-queue';
 import { JobLeaseFunction1797700000000 } from '../../../src/infrastructure/database/migrations/1797700000000-job-lease-function';
+import { JobWeights1797950000000 } from '../../../src/infrastructure/database/migrations/1797950000000-job-weights';
 import {
   DOCUMENT_COLUMNS,
   QueueDocumentsWithoutStatistics1797800000000,
@@ -126,16 +127,44 @@ describeWithPostgres('migrations of the write path', () => {
       ).toEqual(['created_at', 'headers', 'id', 'lane', 'message_id', 'message_key', 'payload', 'topic', 'type']);
     }));
 
+  const leaseFunctions = async (runner: QueryRunner) =>
+    (await runner.query(`SELECT pronargs, proconfig FROM pg_proc WHERE proname = 'lease_jobs'`)).map((r: { pronargs: number; proconfig: string[] }) => [
+      r.pronargs,
+      r.proconfig,
+    ]);
+
   it('1797700000000 leases through a function held to its generic plan, and its down step drops it', () =>
     withRunner(async (runner) => {
+      // The function as 1797700000000 made it: before 1797950000000 gave it weights.
+      const weights = new JobWeights1797950000000();
+      await weights.down(runner);
       const migration = new JobLeaseFunction1797700000000();
-      const settings = async () => (await runner.query(`SELECT proconfig FROM pg_proc WHERE proname = 'lease_jobs'`)).map((r: { proconfig: string[] }) => r.proconfig);
-      expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
+      expect(await leaseFunctions(runner)).toEqual([[6, ['plan_cache_mode=force_generic_plan']]]);
       await migration.down(runner);
-      expect(await settings()).toEqual([]);
+      expect(await leaseFunctions(runner)).toEqual([]);
       await migration.up(runner);
-      expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
+      expect(await leaseFunctions(runner)).toEqual([[6, ['plan_cache_mode=force_generic_plan']]]);
+      await weights.up(runner);
     }));
+
+  it('1797950000000 gives jobs a weight (1 for jobs written before) and leases by it, held to the generic plan; its down step takes both back', async () => {
+    const connection = await createConnection(dataSource);
+    await withRunner(async (runner) => {
+      const migration = new JobWeights1797950000000();
+      const weightColumn = async () =>
+        (await runner.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'weight'`)).length;
+      await migration.down(runner);
+      expect([await weightColumn(), await leaseFunctions(runner)]).toEqual([0, [[6, ['plan_cache_mode=force_generic_plan']]]]);
+      const [before] = await runner.query(
+        `INSERT INTO jobs (id, connection_id, kind, type, status, created_at, scheduled_at) VALUES (gen_random_uuid(), $1, 'internal', 'weights_test', 'pending', now(), now()) RETURNING id`,
+        [connection.id],
+      );
+      await migration.up(runner);
+      expect([await weightColumn(), await leaseFunctions(runner)]).toEqual([1, [[8, ['plan_cache_mode=force_generic_plan']]]]);
+      expect(await runner.query(`SELECT weight FROM jobs WHERE id = $1`, [before.id])).toEqual([{ weight: 1 }]);
+      await expect(runner.query(`UPDATE jobs SET weight = 0 WHERE id = $1`, [before.id])).rejects.toThrow(/check constraint/);
+    });
+  });
 
   it('1797800000000 leaves the queue tables\' JSON documents out of ANALYZE, and its down step takes them back', async () => {
     const connection = await createConnection(dataSource);
