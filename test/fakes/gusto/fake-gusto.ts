@@ -23,7 +23,7 @@ import { ContractRequest, MatchedOperation, OpenApiContract } from '../../utils/
 export const GUSTO_API_VERSION = '2026-02-01';
 const GUSTO_DOCUMENT = path.resolve(__dirname, '../../fixtures/gusto-openapi.yaml');
 
-/** The operations the fake serves: the ones the adapter uses (test/integration/tooling/gusto-contract.int-spec.ts). */
+/** The operations the fake serves: the ones the adapter uses, each checked to be in the document (test/integration/tooling/gusto-contract.int-spec.ts). */
 export const SERVED_OPERATIONS = [
   'POST /oauth/token',
   'GET /v1/token_info',

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { SERVED_OPERATIONS } from '../../fakes/gusto/fake-gusto';
 import { OpenApiContract } from '../../utils/openapi-contract';
 
 /**
@@ -12,32 +13,9 @@ const SHARED_GUSTO_DOCUMENT = path.resolve(__dirname, '../../../../shared/spec/p
 
 /**
  * The operations the Gusto adapter uses (docs/providers/gusto.md): connecting, reads into the
- * unified records, benefit writes, webhooks and events.
+ * unified records, benefit writes, webhooks and events. The fake serves exactly these.
  */
-export const GUSTO_OPERATIONS = [
-  'POST /oauth/token',
-  'GET /v1/token_info',
-  'GET /v1/companies/{company_id}',
-  'GET /v1/companies/{company_id}/employees',
-  'GET /v1/employees/{employee_id}',
-  'GET /v1/companies/{company_id}/pay_schedules',
-  'GET /v1/companies/{company_id}/payrolls',
-  'GET /v1/companies/{company_id}/payrolls/{payroll_id}',
-  'GET /v1/companies/{company_id}/company_benefits',
-  'POST /v1/companies/{company_id}/company_benefits',
-  'GET /v1/company_benefits/{company_benefit_id}',
-  'PUT /v1/company_benefits/{company_benefit_id}',
-  'GET /v1/employees/{employee_id}/employee_benefits',
-  'POST /v1/employees/{employee_id}/employee_benefits',
-  'GET /v1/employee_benefits/{employee_benefit_id}',
-  'PUT /v1/employee_benefits/{employee_benefit_id}',
-  'DELETE /v1/employee_benefits/{employee_benefit_id}',
-  'GET /v1/company_benefits/{company_benefit_id}/employee_benefits',
-  'GET /v1/webhook_subscriptions',
-  'POST /v1/webhook_subscriptions',
-  'PUT /v1/webhook_subscriptions/{webhook_subscription_uuid}/verify',
-  'GET /v1/events',
-];
+const GUSTO_OPERATIONS = SERVED_OPERATIONS;
 
 /**
  * Where the document's own examples disagree with its schemas. The schema is taken as the
