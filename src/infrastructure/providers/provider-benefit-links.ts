@@ -71,11 +71,4 @@ export class ProviderBenefitLinks {
     const stored = await this.find(link.connectionId, link.entityId, link.benefitId);
     return stored?.externalId === link.externalId ? stored : undefined;
   }
-
-  async updateSettings(connectionId: string, entityId: string, benefitId: string, settings: Record<string, unknown>): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE provider_benefit_links SET settings = $4 WHERE connection_id = $1 AND entity_id = $2 AND benefit_id = $3`,
-      [connectionId, entityId, benefitId, JSON.stringify(settings)],
-    );
-  }
 }

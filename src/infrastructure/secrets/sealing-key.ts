@@ -20,11 +20,6 @@ export class SealingKey {
 
   constructor(private readonly config: AppConfig) {}
 
-  /** Whether a box can be had (a key is set, or the embedded database keeps one). */
-  get available(): boolean {
-    return Boolean(this.config.WEBHOOK_SECRETS_KEY) || this.config.embedded;
-  }
-
   /** A box for one purpose (its own key derived from the material); undefined without a key. */
   box(purpose: string): SecretBox | undefined {
     const material = this.keyMaterial();
