@@ -56,6 +56,12 @@ class CuttableJobs extends JobsRepository {
     super(dataSource);
   }
 
+  // A killed process leases nothing more: without this, its worker could take back the job the
+  // live instance just freed, which no kill allows.
+  override lease(...args: Parameters<JobsRepository['lease']>): Promise<Job[]> {
+    return this.reach.cut ? Promise.reject(new Error('connection terminated')) : super.lease(...args);
+  }
+
   override renewLease(id: string, owner: string, leaseMs: number): Promise<boolean> {
     return this.reach.cut ? Promise.resolve(true) : super.renewLease(id, owner, leaseMs);
   }
