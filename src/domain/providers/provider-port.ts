@@ -22,6 +22,11 @@ export interface EmployerRef {
   authenticationType: string;
   /** Employees to generate (sandbox): default 20, at most 10,000. */
   employeeSize: number;
+  /**
+   * A sandbox application's connection: always the simulated payroll system. Only a connection
+   * that is not (false) can reach a real provider; left out, the simulation is meant.
+   */
+  sandbox?: boolean;
 }
 
 export interface Page {
@@ -172,7 +177,7 @@ export const DEFAULT_EMPLOYEE_SIZE = 20;
 
 /** The employer an entity of a connection stands for. */
 export function employerRefOf(
-  connection: { id: string; providerId: string; authenticationType: string; employeeSize: number | null },
+  connection: { id: string; providerId: string; authenticationType: string; employeeSize: number | null; sandbox: boolean },
   entity: { id: string; name: string },
 ): EmployerRef {
   return {
@@ -182,5 +187,6 @@ export function employerRefOf(
     providerId: connection.providerId,
     authenticationType: connection.authenticationType,
     employeeSize: connection.employeeSize ?? DEFAULT_EMPLOYEE_SIZE,
+    sandbox: connection.sandbox,
   };
 }

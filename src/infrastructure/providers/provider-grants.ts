@@ -65,6 +65,12 @@ export class ProviderGrants {
     );
   }
 
+  /** Which real provider the connection was granted at, if any: read without opening the tokens (routing needs no key). */
+  async providerOf(connectionId: string): Promise<string | undefined> {
+    const [row]: { provider_id: string }[] = await this.dataSource.query(`SELECT provider_id FROM provider_grants WHERE connection_id = $1`, [connectionId]);
+    return row?.provider_id;
+  }
+
   async find(connectionId: string, manager: EntityManager = this.dataSource.manager): Promise<ProviderGrant | undefined> {
     const [row]: GrantRow[] = await manager.query(`SELECT ${COLUMNS} FROM provider_grants WHERE connection_id = $1`, [connectionId]);
     return row ? this.opened(row) : undefined;
