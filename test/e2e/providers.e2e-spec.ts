@@ -25,7 +25,7 @@ describeWithPostgres('GET /providers', () => {
     const { body } = await service.request('/providers');
     for (const provider of body) {
       expect(Object.keys(provider).sort()).toEqual(
-        ['authentication_methods', 'benefits_support', 'beta', 'display_name', 'id', 'manual', 'mfa_required', 'primary_color', 'products'].sort(),
+        ['authentication_methods', 'benefits_not_supported', 'benefits_support', 'beta', 'display_name', 'id', 'manual', 'mfa_required', 'primary_color', 'products'].sort(),
       );
       expect(provider).toEqual(
         expect.objectContaining({
@@ -44,6 +44,23 @@ describeWithPostgres('GET /providers', () => {
         expect(Object.keys(method.benefits_support).sort()).toEqual([...BENEFIT_TYPES].sort());
       }
     }
+  });
+
+  it('shows gusto with what the Gusto adapter drives: Gusto’s benefit types, every paycheck, and why each other type is not offered', async () => {
+    const { body } = await service.request('/providers');
+    const gusto = body.find((p: { id: string }) => p.id === 'gusto');
+    const supported = Object.entries(gusto.benefits_support)
+      .filter(([, support]) => support !== null)
+      .map(([type]) => type)
+      .sort();
+    expect(supported).toEqual(
+      ['401k', '401k_roth', '403b', '403b_roth', 'simple_ira', 'hsa_pre', 's125_medical', 's125_dental', 's125_vision', 'fsa_medical', 'fsa_dependent_care', 'commuter', 'custom_post_tax'].sort(),
+    );
+    for (const type of supported) expect(gusto.benefits_support[type].supported_features.frequencies).toEqual(['every_paycheck']);
+    // Every type Gusto does not take is explained; none that it takes is.
+    const unsupported = Object.keys(gusto.benefits_support).filter((type) => gusto.benefits_support[type] === null);
+    expect(Object.keys(gusto.benefits_not_supported).sort()).toEqual(unsupported.sort());
+    expect(gusto.benefits_not_supported.hsa_post).toMatch(/pre-tax only/);
   });
 
   it('has Automated and Assisted providers, the sandbox family among them', async () => {

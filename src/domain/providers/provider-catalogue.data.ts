@@ -53,6 +53,8 @@ interface ProviderEntry {
   methods: AuthenticationType[];
   latency_ms: [min: number, max: number];
   benefits: Partial<BenefitsSupport>;
+  /** Why types left out of `benefits` are, where known. */
+  not_supported?: Partial<Record<BenefitType, string>>;
 }
 
 const ALL: OperationSupportMatrix = { create: 'supported', read: 'supported', update: 'supported', delete: 'supported' };
@@ -102,6 +104,7 @@ function descriptor(entry: ProviderEntry): ProviderDescriptor {
       benefits_support: structuredClone(benefits),
     })),
     benefits_support: benefits,
+    benefits_not_supported: { ...entry.not_supported },
     live_latency_ms: { min: entry.latency_ms[0], max: entry.latency_ms[1] },
   };
 }
@@ -163,10 +166,20 @@ const ENTRIES: ProviderEntry[] = [
     primary_color: '#f45d48',
     methods: ['oauth'],
     latency_ms: [1_000, 20_000],
+    // What the Gusto adapter really drives (docs/providers/gusto.md, "Benefit types"): Gusto's
+    // benefit types, deducted every paycheck; the simulation holds sandbox connections to the same.
     benefits: {
-      ...line(['401k', '401k_roth', '403b', '403b_roth', 'simple_ira'], RETIREMENT_FULL),
-      ...line(HSA, HSA_FULL),
-      ...line([...S125, ...FSA, 'commuter', ...CUSTOM], HEALTH),
+      ...line(['401k', '401k_roth', '403b', '403b_roth', 'simple_ira'], { ...RETIREMENT_FULL, frequencies: ['every_paycheck'] }),
+      ...line(['hsa_pre'], { ...HSA_FULL, frequencies: ['every_paycheck'] }),
+      ...line([...S125, ...FSA, 'commuter', 'custom_post_tax'], { ...HEALTH, frequencies: ['every_paycheck'] }),
+    },
+    not_supported: {
+      '457': 'Gusto has no 457 plan benefit type',
+      '457_roth': 'Gusto has no 457 plan benefit type',
+      '401k_loan': 'Gusto has no loan repayment benefit type',
+      simple: 'Gusto offers the SIMPLE IRA only',
+      hsa_post: 'Gusto’s Health Savings Account is pre-tax only',
+      custom_pre_tax: 'Gusto has no generic pre-tax benefit type',
     },
   },
   {

@@ -123,6 +123,11 @@ export interface ProviderDescriptor {
   authentication_methods: AuthenticationMethod[];
   /** The provider's support through its first (default) authentication method. */
   benefits_support: BenefitsSupport;
+  /**
+   * Why a benefit type is null in `benefits_support`, where the provider's own API says why
+   * (an addition to the public shape; a type left out has no reason given).
+   */
+  benefits_not_supported: Partial<Record<BenefitType, string>>;
   /** How long a live call to this provider takes; the sandbox simulation waits within it. */
   live_latency_ms: { min: number; max: number };
 }

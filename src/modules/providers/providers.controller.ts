@@ -95,6 +95,12 @@ function providerSchema(): SchemaObject {
         },
       },
       benefits_support: benefitsSupport,
+      benefits_not_supported: {
+        type: 'object',
+        description: 'Why a benefit type is null in benefits_support, where the provider says why',
+        additionalProperties: { type: 'string' },
+        example: { hsa_post: 'Gusto’s Health Savings Account is pre-tax only' },
+      },
     },
   };
 }
