@@ -1,8 +1,9 @@
 import { Controller, Get, Header, HttpStatus, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthCheckService } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { Metrics } from '../../infrastructure/observability/metrics';
+import { DatabaseHealthIndicator } from './database.health';
 import { KafkaHealthIndicator } from './kafka.health';
 
 @ApiExcludeController()
@@ -10,7 +11,7 @@ import { KafkaHealthIndicator } from './kafka.health';
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
+    private readonly database: DatabaseHealthIndicator,
     private readonly kafka: KafkaHealthIndicator,
     private readonly metrics: Metrics,
   ) {}
@@ -28,7 +29,7 @@ export class HealthController {
    */
   @Get('health/ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
-    const checks = [() => this.database.pingCheck('database', { timeout: 2_000 })];
+    const checks = [() => this.database.check('database')];
     if (this.kafka.configured) checks.push(() => this.kafka.check('kafka'));
     try {
       return await this.health.check(checks);

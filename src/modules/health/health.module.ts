@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { DatabaseHealthIndicator } from './database.health';
 import { HealthController } from './health.controller';
 import { KafkaHealthIndicator } from './kafka.health';
 
@@ -7,6 +8,6 @@ import { KafkaHealthIndicator } from './kafka.health';
 @Module({
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
-  providers: [KafkaHealthIndicator],
+  providers: [DatabaseHealthIndicator, KafkaHealthIndicator],
 })
 export class HealthModule {}
