@@ -18,6 +18,7 @@ import { ConnectPageModule } from './modules/connect-page/connect-page.module';
 import { ConnectionsModule } from './modules/connections/connections.module';
 import { HomeModule } from './modules/home/home.module';
 import { HealthModule } from './modules/health/health.module';
+import { GustoWebhooksModule } from './modules/providers/gusto-webhooks.module';
 import { ProvidersModule } from './modules/providers/providers.module';
 import { ProviderAdaptersModule } from './infrastructure/providers/provider-adapters.module';
 import { SandboxPayrollModule } from './modules/sandbox-payroll/sandbox-payroll.module';
@@ -87,6 +88,7 @@ export class AppModule {
         SagasRepositoryModule,
         ApplicationsModule,
         ProvidersModule,
+        GustoWebhooksModule,
         AuthModule,
         ConnectPageModule,
         ConnectionsModule,

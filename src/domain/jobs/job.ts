@@ -20,6 +20,11 @@ export type JobKind = (typeof JOB_KINDS)[number];
 
 /** The one data sync type of the API: a full copy of the employer's data. */
 export const DATA_SYNC_ALL = 'data_sync_all';
+/**
+ * `params.trigger` of data syncs the service starts itself (a sandbox edit, a provider's event),
+ * which do not count against the client's hourly refreshes.
+ */
+export const SERVICE_SYNC_TRIGGERS = ['sandbox_edit', 'gusto_event'] as const;
 
 export interface Job {
   id: string;

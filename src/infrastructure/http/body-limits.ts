@@ -49,6 +49,8 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, BodyLimit>> = {
   // 1,000 events, each a person's record at most a few hundred bytes to 1 KiB, each applied
   // through the inbox and its saga before the answer.
   'POST /hris/events': { bytes: 2 * MiB, values: 100_000, handlingHeapPerValue: 170 },
+  // One Gusto event or the verification handshake: a few hundred bytes.
+  'POST /providers/gusto/webhooks': { bytes: 8 * KiB, values: 200 },
   // 1,000 new people with their contacts, each written with its employment.
   'POST /sandbox/directory': { bytes: 2 * MiB, values: 100_000, handlingHeapPerValue: 170 },
   // Up to 10,000 pay statements with their lines, each computed and written.

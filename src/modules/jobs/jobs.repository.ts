@@ -163,12 +163,12 @@ export class JobsRepository {
     from: Date,
     to: Date,
     manager?: EntityManager,
-    { exceptTrigger }: { exceptTrigger?: string } = {},
+    { exceptTriggers = [] }: { exceptTriggers?: readonly string[] } = {},
   ): Promise<number> {
     const [row] = await this.db(manager).query(
       `SELECT count(*)::int AS n FROM jobs WHERE connection_id = $1 AND type = $2 AND created_at >= $3 AND created_at < $4
-         AND ($5::text IS NULL OR params->>'trigger' IS DISTINCT FROM $5::text)`,
-      [connectionId, type, from, to, exceptTrigger ?? null],
+         AND (params->>'trigger' IS NULL OR NOT params->>'trigger' = ANY($5::text[]))`,
+      [connectionId, type, from, to, exceptTriggers],
     );
     return row.n;
   }

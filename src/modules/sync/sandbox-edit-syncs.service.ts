@@ -4,7 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { Connection } from '../../domain/connections/connection';
-import { DATA_SYNC_ALL, Job, JobStatus } from '../../domain/jobs/job';
+import { DATA_SYNC_ALL, Job, JobStatus, SERVICE_SYNC_TRIGGERS } from '../../domain/jobs/job';
 import { PROVIDER_BEHAVIOURS, ProviderBehaviours } from '../../domain/providers/provider-behaviour';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
@@ -14,7 +14,7 @@ import { JobsRepository } from '../jobs/jobs.repository';
 import { SandboxJobConfigurationsRepository } from './sandbox-job-configurations.repository';
 
 /** `params.trigger` of the syncs sandbox edits start; the refresh quota does not count them. */
-export const SANDBOX_EDIT_TRIGGER = 'sandbox_edit';
+export const SANDBOX_EDIT_TRIGGER: (typeof SERVICE_SYNC_TRIGGERS)[number] = 'sandbox_edit';
 
 /** The sync behind an edit, as the edit's answer reports it. */
 export interface EditSync {

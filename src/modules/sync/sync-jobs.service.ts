@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { Connection } from '../../domain/connections/connection';
-import { DATA_SYNC_ALL, Job, JobKind } from '../../domain/jobs/job';
+import { DATA_SYNC_ALL, Job, JobKind, SERVICE_SYNC_TRIGGERS } from '../../domain/jobs/job';
 import { RefreshQuota, refreshQuotaOf, refreshWindowOf, secondsUntil } from '../../domain/jobs/refresh-quota';
 import { PROVIDER_BEHAVIOURS, ProviderBehaviours } from '../../domain/providers/provider-behaviour';
 import { Clock, CLOCK } from '../../domain/shared/clock';
@@ -11,7 +11,6 @@ import { DomainError, invalidRequest, notFound } from '../../domain/shared/domai
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { JobSignal } from '../jobs/job-signal';
 import { JobsRepository } from '../jobs/jobs.repository';
-import { SANDBOX_EDIT_TRIGGER } from './sandbox-edit-syncs.service';
 import {
   SandboxJobConfiguration,
   SandboxJobConfigurationsRepository,
@@ -118,9 +117,9 @@ export class SyncJobsService {
 
   private async quotaAt(connectionId: string, now: Date, manager?: EntityManager): Promise<RefreshQuota> {
     const window = refreshWindowOf(now);
-    // The syncs sandbox edits start are the service's doing, not refreshes the client asked for.
+    // The syncs sandbox edits and provider events start are the service's doing, not refreshes the client asked for.
     const used = await this.jobs.countCreated(connectionId, DATA_SYNC_ALL, window.start, window.end, manager, {
-      exceptTrigger: SANDBOX_EDIT_TRIGGER,
+      exceptTriggers: SERVICE_SYNC_TRIGGERS,
     });
     return refreshQuotaOf(this.config.SANDBOX_REFRESHES_PER_HOUR, used, window);
   }

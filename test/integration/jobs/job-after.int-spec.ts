@@ -62,6 +62,6 @@ describeWithPostgres('JobsRepository: jobs that run after another', () => {
     await sync(connectionId, { afterJobId: first.id, trigger: 'sandbox_edit' });
     const window = [new Date(NOW.getTime() - 60_000), new Date(NOW.getTime() + 60_000)] as const;
     expect(await jobs.countCreated(connectionId, DATA_SYNC_ALL, ...window)).toBe(2);
-    expect(await jobs.countCreated(connectionId, DATA_SYNC_ALL, ...window, undefined, { exceptTrigger: 'sandbox_edit' })).toBe(1);
+    expect(await jobs.countCreated(connectionId, DATA_SYNC_ALL, ...window, undefined, { exceptTriggers: ['sandbox_edit'] })).toBe(1);
   });
 });
