@@ -127,6 +127,9 @@ export const ROUTES: FuzzRoute[] = [
   },
   { method: 'GET', path: '/connect', auth: 'none', errors: 'html', query: (t) => [['session', t.connect.sessionId], ['state', 'fuzz']] },
   { method: 'POST', path: '/connect/provider', auth: 'none', errors: 'html', body: 'form', valid: (t) => ({ flow: t.connect.providerFlow, provider: 'sandbox_automated' }) },
+  { method: 'GET', path: '/connect/oauth/gusto/callback', auth: 'none', errors: 'html', query: () => [['code', 'fuzz-code'], ['state', 'fuzz']] },
+  // Authentic by its signature, not a token: unsigned deliveries must be refused, never a 500.
+  { method: 'POST', path: '/providers/gusto/webhooks', auth: 'none', body: 'json', valid: () => ({ verification_token: 'fuzz-verification-token' }) },
   { method: 'POST', path: '/connect/sign-in', auth: 'none', errors: 'html', body: 'form', valid: (t) => ({ flow: t.connect.signInFlow, username: 'good_user', password: 'good_pass' }) },
   { method: 'POST', path: '/connect/consent', auth: 'none', errors: 'html', body: 'form', valid: (t) => ({ flow: t.connect.consentFlow, decision: 'allow', entity: t.connect.entityName }) },
   ...(['/connect/authorize', '/authorize'] as const).map(

@@ -26,6 +26,7 @@ import { JobWeights1797950000000 } from './migrations/1797950000000-job-weights'
 import { ProviderGrants1797960000000 } from './migrations/1797960000000-provider-grants';
 import { ProviderBenefitLinks1797970000000 } from './migrations/1797970000000-provider-benefit-links';
 import { GustoWebhooks1797980000000 } from './migrations/1797980000000-gusto-webhooks';
+import { PendingProviderGrants1797990000000 } from './migrations/1797990000000-pending-provider-grants';
 import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
 import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   ProviderGrants1797960000000,
   ProviderBenefitLinks1797970000000,
   GustoWebhooks1797980000000,
+  PendingProviderGrants1797990000000,
 ];

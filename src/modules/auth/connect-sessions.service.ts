@@ -181,8 +181,16 @@ export class ConnectSessionsService {
     return session;
   }
 
-  /** The end of the flow: connection created or updated, session closed, code issued. */
-  async complete(sessionId: string, choice: FlowChoice): Promise<CompletedFlow> {
+  /**
+   * The end of the flow: connection created or updated, session closed, code issued.
+   * `alongside` runs in the same transaction once the connection exists (a real provider's grant
+   * is stored with it): if it throws, nothing of the completion is kept.
+   */
+  async complete(
+    sessionId: string,
+    choice: FlowChoice,
+    alongside?: (connection: Connection, manager: EntityManager) => Promise<void>,
+  ): Promise<CompletedFlow> {
     const code = mintOpaqueSecret('');
     const connection = await this.dataSource.transaction(async (manager) => {
       const [row] = await manager.query(`SELECT * FROM connect_sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
@@ -195,6 +203,7 @@ export class ConnectSessionsService {
         session.kind === 'reauthenticate'
           ? await this.completeReauthentication(manager, session, choice)
           : await this.completeConnect(manager, session, choice);
+      await alongside?.(result, manager);
       await manager.query(`UPDATE connect_sessions SET status = 'completed', updated_at = now() WHERE id = $1`, [sessionId]);
       await manager.query(
         `INSERT INTO authorization_codes (code_hash, application_id, connection_id, redirect_uri, expires_at) VALUES ($1, $2, $3, $4, $5)`,

@@ -20,6 +20,7 @@ import {
   Step,
 } from './connect-page.views';
 import { FlowState, FlowStateSigner, invalidFlowState } from './flow-state';
+import { GustoOAuthStep } from './gusto-oauth-step';
 import { openerOrigin, originNotRegistered } from './opener-origin';
 
 /** A step either renders a page or sends the browser on (303). */
@@ -38,7 +39,8 @@ const MAX_STATE_LENGTH = 2000;
 /**
  * The hosted connect flow, step by step: provider → sandbox sign-in → review and consent.
  * Every POST re-reads the session (it must still be open) and trusts only the signed flow
- * state for what earlier steps decided.
+ * state for what earlier steps decided. A production session's Gusto signs in at Gusto instead
+ * (GustoOAuthStep): the provider step redirects there, and its callback leads to the review.
  */
 @Injectable()
 export class ConnectFlowService {
@@ -48,10 +50,11 @@ export class ConnectFlowService {
     private readonly catalogue: ProviderCatalogue,
     private readonly connections: ConnectionsRepository,
     private readonly signer: FlowStateSigner,
+    private readonly gustoOAuth: GustoOAuthStep,
   ) {}
 
   /** `GET /connect?session=…`: the provider list, or sign-in when the provider is already known. */
-  async start(query: Fields): Promise<Page> {
+  async start(query: Fields, baseUrl: string): Promise<FlowOutcome> {
     const sessionId = field(query, 'session', { max: 100 });
     if (sessionId === undefined) throw invalidRequest('This link is missing its session. Open the link the application gave you.');
     const state = field(query, 'state', { max: MAX_STATE_LENGTH }) ?? null;
@@ -60,24 +63,34 @@ export class ConnectFlowService {
     // Settled here, before any step, and carried signed: a later step cannot swap it.
     const base = { sessionId, state, origin: await this.openerOriginFor(session, givenOrigin) };
     const fixed = this.fixedProvider(session);
-    if (fixed) return this.signInPage(session, { ...base, providerId: fixed.id, authMethod: authMethodFor(fixed, session) }, {});
+    if (fixed) return this.providerChosen(session, { ...base, providerId: fixed.id, authMethod: authMethodFor(fixed, session) }, baseUrl);
     const context = await this.context(session, base);
     const search = field(query, 'q', { max: 200 }) ?? '';
     const matching = new Set(this.catalogue.search(search).map((p) => p.id));
-    return providerStep(context, {
-      providers: this.catalogue.list().map((p) => toOption(p, matching.has(p.id))),
-      query: search,
-      hidden: { session: sessionId, state: base.state, origin: base.origin },
-    });
+    const unavailable = await this.gustoOAuth.unavailableProviders(session);
+    return {
+      page: providerStep(context, {
+        providers: this.catalogue.list().map((p) => toOption(p, matching.has(p.id), unavailable.get(p.id))),
+        query: search,
+        hidden: { session: sessionId, state: base.state, origin: base.origin },
+      }),
+    };
   }
 
   /** `POST /connect/provider`: the employer picked a provider. */
-  async chooseProvider(form: Fields): Promise<Page> {
+  async chooseProvider(form: Fields, baseUrl: string): Promise<FlowOutcome> {
     const flow = this.signer.verify(form.flow);
     const session = await this.sessions.findOpen(flow.sessionId);
     const provider = this.fixedProvider(session) ?? this.catalogue.find(field(form, 'provider', { max: 100 }) ?? '');
     if (!provider) throw invalidRequest('That provider is not available. Go back and choose one from the list.', 'provider_not_found');
-    return this.signInPage(session, { ...carried(flow), providerId: provider.id, authMethod: authMethodFor(provider, session) }, {});
+    return this.providerChosen(session, { ...carried(flow), providerId: provider.id, authMethod: authMethodFor(provider, session) }, baseUrl);
+  }
+
+  /** `GET /connect/oauth/gusto/callback`: back from Gusto's authorize page, on to the review (or access_denied). */
+  async gustoCallback(query: Fields, baseUrl: string): Promise<FlowOutcome> {
+    const outcome = await this.gustoOAuth.callback(query, baseUrl);
+    if (outcome.denied) return this.denied(outcome.session, outcome.flow, await this.deliveryOf(outcome.session, outcome.flow));
+    return { page: await this.reviewPage(outcome.session, outcome.flow, {}) };
   }
 
   /** `POST /connect/sign-in`: sandbox credentials; a wrong password shows the form again. */
@@ -85,6 +98,7 @@ export class ConnectFlowService {
     const flow = this.signer.verify(form.flow);
     const session = await this.sessions.findOpen(flow.sessionId);
     const { provider, authMethod } = this.signedProvider(session, flow);
+    await this.gustoOAuth.refuseSandboxSignIn(session, provider.id);
     const username = field(form, 'username', { max: 200 }) ?? '';
     const password = field(form, 'password', { max: 200 }) ?? '';
     const signedIn = { ...carried(flow), providerId: provider.id, authMethod };
@@ -112,8 +126,12 @@ export class ConnectFlowService {
     const session = await this.sessions.findOpen(flow.sessionId);
     const { provider, authMethod } = this.signedProvider(session, flow);
     const delivery = await this.deliveryOf(session, flow);
+    const alongside = await this.gustoOAuth.completion(session, flow);
     const decision = field(form, 'decision', { max: 10 });
-    if (decision === 'deny') return this.denied(session, flow, delivery);
+    if (decision === 'deny') {
+      await this.gustoOAuth.discard(session.id);
+      return this.denied(session, flow, delivery);
+    }
     if (decision !== 'allow') throw invalidRequest('Choose Allow or Deny.');
 
     const picked = new Set(list(form, 'entity'));
@@ -125,12 +143,8 @@ export class ConnectFlowService {
     if (!reauthentication && chosen.length === 0) {
       return { page: await this.reviewPage(session, flow, { picked, error: 'Choose at least one entity to connect.' }) };
     }
-    const completed = await this.sessions.complete(session.id, {
-      providerId: provider.id,
-      authenticationType: authMethod,
-      manual: isAssisted(provider, authMethod),
-      entityNames: chosen,
-    });
+    const choice = { providerId: provider.id, authenticationType: authMethod, manual: isAssisted(provider, authMethod), entityNames: chosen };
+    const completed = await this.sessions.complete(session.id, choice, alongside);
     if ('redirectUri' in delivery) return { redirect: withQuery(delivery.redirectUri, { code: completed.code, state: flow.state }) };
     const success: EmbeddedResult = { type: 'connect:success', code: completed.code, state: flow.state };
     return { page: embeddedResultPage(await this.applicationName(session), success, delivery.origin) };
@@ -175,7 +189,13 @@ export class ConnectFlowService {
     return `${baseUrl}${connectPath({ sessionId: session.id, state, origin })}`;
   }
 
-  private async denied(session: ConnectSession, flow: FlowState, delivery: Delivery): Promise<FlowOutcome> {
+  /** After the provider is known: Gusto's authorize page for a production Gusto session, else the sandbox sign-in. */
+  private async providerChosen(session: ConnectSession, flow: Omit<FlowState, 'issuedAt'>, baseUrl: string): Promise<FlowOutcome> {
+    const redirect = await this.gustoOAuth.begin(session, flow, baseUrl);
+    return redirect ? { redirect } : { page: await this.signInPage(session, flow, {}) };
+  }
+
+  private async denied(session: ConnectSession, flow: Omit<FlowState, 'issuedAt'>, delivery: Delivery): Promise<FlowOutcome> {
     const description = 'The employer denied access';
     if ('redirectUri' in delivery) {
       const query = { error: 'access_denied', error_description: description, state: flow.state };
@@ -196,7 +216,7 @@ export class ConnectFlowService {
    * Where the answer goes: the session's redirect_uri, else the signed origin, which must still
    * be registered (the application may have removed it since the first step).
    */
-  private async deliveryOf(session: ConnectSession, flow: FlowState): Promise<Delivery> {
+  private async deliveryOf(session: ConnectSession, flow: Omit<FlowState, 'issuedAt'>): Promise<Delivery> {
     if (session.redirectUri) return { redirectUri: session.redirectUri };
     if (flow.origin === null) throw invalidFlowState();
     const application = await this.applications.find(session.applicationId);
@@ -289,13 +309,14 @@ export class ConnectFlowService {
   }
 }
 
-function toOption(provider: ProviderDescriptor, matches: boolean): ProviderOption {
+function toOption(provider: ProviderDescriptor, matches: boolean, unavailable: string | undefined): ProviderOption {
   return {
     id: provider.id,
     name: provider.display_name,
     assisted: provider.authentication_methods.every((m) => isAssisted(provider, m.type)),
     color: provider.primary_color,
     matches,
+    unavailable,
   };
 }
 

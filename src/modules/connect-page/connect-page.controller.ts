@@ -3,7 +3,8 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
 import { publicBaseUrl } from '../../infrastructure/http/public-url';
-import { ConnectFlowService, Fields } from './connect-flow.service';
+import { GUSTO_CALLBACK_PATH } from '../../infrastructure/providers/gusto/gusto-connection';
+import { ConnectFlowService, Fields, FlowOutcome } from './connect-flow.service';
 import { ConnectPageErrorFilter } from './connect-page-error.filter';
 import { sendPage, sendRedirect } from './page-response';
 
@@ -11,6 +12,11 @@ import { sendPage, sendRedirect } from './page-response';
 export const FORM_ROUTES = ['/connect/provider', '/connect/sign-in', '/connect/consent'] as const;
 
 const fieldsOf = (value: unknown): Fields => (typeof value === 'object' && value !== null ? (value as Fields) : {});
+
+function send(reply: FastifyReply, outcome: FlowOutcome): void {
+  if ('redirect' in outcome) sendRedirect(reply, outcome.redirect);
+  else sendPage(reply, outcome.page);
+}
 
 /**
  * The hosted connect page: server-rendered HTML for employers' browsers. Not part of the
@@ -27,12 +33,12 @@ export class ConnectPageController {
 
   @Get('connect')
   async start(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    sendPage(reply, await this.flow.start(fieldsOf(request.query)));
+    send(reply, await this.flow.start(fieldsOf(request.query), publicBaseUrl(this.config, request)));
   }
 
   @Post('connect/provider')
   async chooseProvider(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    sendPage(reply, await this.flow.chooseProvider(fieldsOf(request.body)));
+    send(reply, await this.flow.chooseProvider(fieldsOf(request.body), publicBaseUrl(this.config, request)));
   }
 
   @Post('connect/sign-in')
@@ -42,9 +48,13 @@ export class ConnectPageController {
 
   @Post('connect/consent')
   async consent(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const outcome = await this.flow.consent(fieldsOf(request.body));
-    if ('redirect' in outcome) sendRedirect(reply, outcome.redirect);
-    else sendPage(reply, outcome.page);
+    send(reply, await this.flow.consent(fieldsOf(request.body)));
+  }
+
+  /** Gusto's authorize page sends the employer back here (GustoOAuthStep). */
+  @Get(GUSTO_CALLBACK_PATH.slice(1))
+  async gustoCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    send(reply, await this.flow.gustoCallback(fieldsOf(request.query), publicBaseUrl(this.config, request)));
   }
 
   /** `{connect_base_url}/authorize`; `/authorize` is kept as an alias. */

@@ -75,6 +75,7 @@ form + p { margin-top: 1rem; }
   background: var(--card); color: var(--text); border: 1px solid var(--border); font-weight: 500;
 }
 .provider:hover { border-color: var(--accent); background: var(--accent-soft); }
+.provider:disabled, .provider:disabled:hover { cursor: not-allowed; color: var(--muted); border-color: var(--border); background: var(--card); }
 .logo { flex: none; width: 2rem; height: 2rem; border-radius: .4rem; display: grid; place-items: center;
   background: var(--accent-soft); color: var(--accent); font-weight: 700; }
 .provider .name { flex: 1; }

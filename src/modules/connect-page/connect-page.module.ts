@@ -8,6 +8,7 @@ import { ConnectFlowService } from './connect-flow.service';
 import { ConnectPageController } from './connect-page.controller';
 import { FlowStateSigner } from './flow-state';
 import { useFormBodyParser } from './form-body-parser';
+import { GustoOAuthStep } from './gusto-oauth-step';
 
 /** The hosted connect page (HTML) that turns a connect session into a connection and a code. */
 @Module({
@@ -15,6 +16,7 @@ import { useFormBodyParser } from './form-body-parser';
   controllers: [ConnectPageController],
   providers: [
     ConnectFlowService,
+    GustoOAuthStep,
     {
       provide: FlowStateSigner,
       inject: [AppConfig],

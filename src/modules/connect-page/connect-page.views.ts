@@ -21,6 +21,8 @@ export interface ProviderOption {
   color: string;
   /** Whether it matches the search the page was loaded with (`?q=`). */
   matches: boolean;
+  /** Why it is listed but cannot be chosen here (e.g. "Not configured"); undefined: selectable. */
+  unavailable?: string;
 }
 
 /** Where the page's links and forms point, and what every step shows about the request. */
@@ -75,9 +77,11 @@ export function providerStep(
   <ul class="providers" id="provider-list" aria-label="Providers">
     ${input.providers.map(
       (p, i) => html`<li data-id="${p.id}" data-name="${p.name.toLowerCase()}"${p.matches ? '' : html` hidden`}>
-      <button class="provider" type="submit" name="provider" value="${p.id}">
+      <button class="provider" type="submit" name="provider" value="${p.id}"${p.unavailable ? html` disabled` : ''}>
         <span class="logo logo-${i}" aria-hidden="true">${p.name.charAt(0).toUpperCase()}</span>
-        <span class="name">${p.name}</span>${p.assisted ? html`<span class="tag">Assisted</span>` : ''}
+        <span class="name">${p.name}</span>${p.assisted ? html`<span class="tag">Assisted</span>` : ''}${
+          p.unavailable ? html`<span class="tag">${p.unavailable}</span>` : ''
+        }
       </button>
     </li>`,
     )}

@@ -17,6 +17,11 @@ export interface FlowState {
   authMethod?: string;
   /** Entities of the employer account signed in to; present once sign-in succeeded. */
   entityNames?: string[];
+  /**
+   * A real provider's OAuth step (GustoOAuthStep): the id of the tokens it keeps server-side,
+   * sealed, until Allow or Deny. The tokens themselves never enter the page.
+   */
+  pendingGrant?: string;
   /** Milliseconds since the epoch. */
   issuedAt: number;
 }

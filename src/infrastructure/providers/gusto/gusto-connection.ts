@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../../config/app-config';
 import { SystemClock } from '../../../domain/shared/clock';
+import { affectedCount } from '../../database/query-result';
 import { ProviderBenefitLinks } from '../provider-benefit-links';
 import { ProviderGrants } from '../provider-grants';
 import { GrantLost, GustoAccess } from './gusto-access';
@@ -31,11 +32,10 @@ export function gustoOAuthOf(config: AppConfig, http: GustoHttp, redirectUri: st
 export function connectionToReauth(dataSource: DataSource): GrantLost {
   const logger = new Logger('GustoGrants');
   return async (connectionId, reason) => {
-    const moved: unknown[] = await dataSource.query(
-      `UPDATE connections SET status = 'reauth', updated_at = now() WHERE id = $1 AND status = 'connected' RETURNING id`,
-      [connectionId],
-    );
-    if (moved.length > 0) logger.warn(`connection ${connectionId} needs reauthentication: Gusto refused its grant (${reason})`);
+    const moved = await dataSource.query(`UPDATE connections SET status = 'reauth', updated_at = now() WHERE id = $1 AND status = 'connected'`, [
+      connectionId,
+    ]);
+    if (affectedCount(moved) > 0) logger.warn(`connection ${connectionId} needs reauthentication: Gusto refused its grant (${reason})`);
   };
 }
 
@@ -48,8 +48,9 @@ export function gustoProviderAdapterOf(
 ): GustoProviderAdapter | undefined {
   if (!config.gustoConfigured) return undefined;
   const http = gustoHttpOf(config);
-  // Refreshes send the registered callback address too, as Gusto's older guides ask.
-  const refresher = gustoOAuthOf(config, http, `${config.PUBLIC_BASE_URL ?? ''}${GUSTO_CALLBACK_PATH}`);
+  // Refreshes send the registered callback address too, as Gusto's older guides ask, when it is
+  // known; without PUBLIC_BASE_URL it depends on each request's host, and is left out.
+  const refresher = gustoOAuthOf(config, http, config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL.replace(/\/+$/, '')}${GUSTO_CALLBACK_PATH}` : '');
   const clock = new SystemClock();
   const access = new GustoAccess(grants, refresher, clock, connectionToReauth(dataSource));
   return new GustoProviderAdapter(http, access, links, { clock });

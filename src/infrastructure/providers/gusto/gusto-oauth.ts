@@ -113,7 +113,8 @@ export class GustoOAuth {
         client_secret: this.options.clientSecret,
         grant_type: 'refresh_token',
         refresh_token: refreshToken,
-        redirect_uri: this.options.redirectUri,
+        // Optional on a refresh: sent when the registered callback address is known.
+        ...(this.options.redirectUri !== '' && { redirect_uri: this.options.redirectUri }),
       },
       signal,
     );
