@@ -452,6 +452,17 @@ export class AppConfig {
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'GUSTO_API_VERSION must be a date like 2026-02-01' })
   GUSTO_API_VERSION = '2026-02-01';
 
+  /**
+   * Requests this instance sends Gusto per grant and rolling minute: Gusto allows 200
+   * (docs/providers/gusto.md); 180 leaves room for calls in flight. Raise it only with a higher
+   * limit granted by Gusto.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'GUSTO_REQUESTS_PER_MINUTE must be a whole number from 1 to 100000' })
+  @Min(1, { message: 'GUSTO_REQUESTS_PER_MINUTE must be a whole number from 1 to 100000' })
+  @Max(100_000, { message: 'GUSTO_REQUESTS_PER_MINUTE must be a whole number from 1 to 100000' })
+  GUSTO_REQUESTS_PER_MINUTE = 180;
+
   /** One delivery attempt, connect to the end of the answer; past it the attempt failed. */
   @Transform(toInt)
   @IsInt()

@@ -16,7 +16,7 @@ export const GUSTO_CALLBACK_PATH = '/connect/oauth/gusto/callback';
 
 /** The Gusto API client of this process: one rate limiter for every grant it calls with. */
 export function gustoHttpOf(config: AppConfig): GustoHttp {
-  return new GustoHttp({ baseUrl: config.GUSTO_BASE_URL, apiVersion: config.GUSTO_API_VERSION, limiter: new GustoRateLimiter() });
+  return new GustoHttp({ baseUrl: config.GUSTO_BASE_URL, apiVersion: config.GUSTO_API_VERSION, limiter: new GustoRateLimiter({ limit: config.GUSTO_REQUESTS_PER_MINUTE }) });
 }
 
 /** Gusto's OAuth endpoints for this application; `redirectUri` must be the one the authorize step sent. */
