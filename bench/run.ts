@@ -12,6 +12,7 @@
  * (printing its own table and writing its own result) and returns its target checks.
  */
 import { measureBackgroundHeap } from './background-heap';
+import { measureGustoEnroll } from './gusto-enroll';
 import { runBenchmark } from './bench-database';
 import { BenchOptions, benchOptions, ensureBuild, printTargets, TargetCheck } from './bench-service';
 import { measureEnrollment } from './enrollment';
@@ -30,6 +31,7 @@ export const BENCHMARKS: BenchmarkEntry[] = [
   { name: 'enrollment', measures: 'enrolling 1,000 and 10,000 individuals in one request', run: measureEnrollment },
   { name: 'memory', measures: 'the service RSS under a steady read load', run: measureMemory },
   { name: 'background-heap', measures: 'the heap while twenty 10,000-person enrollments are worked in the background', run: measureBackgroundHeap },
+  { name: 'gusto-enroll', measures: 'enrolling 1,000 employees through the fake Gusto under its rate limit vs the minimum the limit allows', run: measureGustoEnroll },
   {
     name: 'hris-events',
     measures: 'HRIS events from Kafka to completed jobs vs a raw kafkajs consumer (10,000 with --quick, else 100,000 events)',

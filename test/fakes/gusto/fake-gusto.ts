@@ -339,8 +339,11 @@ export interface FakeGustoOptions {
   clientSecret?: string;
   /** Lifetime of access tokens (Gusto: 7200 s, "Company Access Tokens" guide). */
   accessTokenTtlSeconds?: number;
-  /** Gusto's limit is 200 requests per rolling 60 s per OAuth grant; off unless set. */
-  rateLimit?: { perMinute: number };
+  /**
+   * Gusto's limit is 200 requests per rolling 60 s per OAuth grant; off unless set. `windowMs`
+   * (default 60,000) shortens the window for a benchmark that scales time down; `perMinute` is then per window.
+   */
+  rateLimit?: { perMinute: number; windowMs?: number };
   /**
    * When a used refresh token (and the access token issued with it) stops working:
    * - 'on-refresh' (default): at once; refresh tokens are strictly single-use.
@@ -585,7 +588,7 @@ export class FakeGusto {
   readonly clientId: string;
   readonly clientSecret: string;
   accessTokenTtlSeconds: number;
-  rateLimit: { perMinute: number } | undefined;
+  rateLimit: FakeGustoOptions['rateLimit'];
   refreshTokenRevocation: 'on-refresh' | 'on-first-use';
 
   /** What the document does not allow, in requests received or answers given. */
@@ -1101,12 +1104,13 @@ export class FakeGusto {
     if (!this.rateLimit) return true;
     const now = this.now();
     const limit = this.rateLimit.perMinute;
-    const recent = (this.hits.get(token.grantId) ?? []).filter((at) => at > now - 60_000);
+    const windowMs = this.rateLimit.windowMs ?? 60_000;
+    const recent = (this.hits.get(token.grantId) ?? []).filter((at) => at > now - windowMs);
     this.hits.set(token.grantId, recent);
     ex.headers['x-ratelimit-limit'] = String(limit);
     if (recent.length >= limit) {
       ex.headers['x-ratelimit-remaining'] = '0';
-      const retryAfter = Math.max(1, Math.ceil((recent[0] + 60_000 - now) / 1000));
+      const retryAfter = Math.max(1, Math.ceil((recent[0] + windowMs - now) / 1000));
       this.send(ex, 429, undefined, { 'retry-after': String(retryAfter) });
       return false;
     }
