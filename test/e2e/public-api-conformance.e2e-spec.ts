@@ -7,7 +7,8 @@ import { ConnectSessionsService } from '../../src/modules/auth/connect-sessions.
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, createApplication, REDIRECT_URI } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
-import { Json, loadPublicDocument, operationsOf, PublicResponseValidator, toJsonSchema } from '../utils/public-openapi';
+import { Deviation, DEVIATIONS, eachSchema, publicValidatorWith } from '../utils/public-api-deviations';
+import { loadPublicDocument, operationsOf, PublicResponseValidator, toJsonSchema } from '../utils/public-openapi';
 import { startTestService, TestResponse, TestService } from '../utils/test-app';
 
 /**
@@ -16,7 +17,7 @@ import { startTestService, TestResponse, TestService } from '../utils/test-app';
  * official client SDKs are generated from (test/fixtures/public-openapi.json).
  *
  * Where the contract (unified-api.md, DECISIONS.md) decides otherwise, the difference is a
- * DEVIATION below: a named, reasoned edit of the public document, applied before validating.
+ * DEVIATION (test/utils/public-api-deviations.ts): a named, reasoned edit of the public document, applied before validating.
  * Anything else that differs fails, and so does a deviation nothing needs any more. An entry
  * marked `pending` is a difference nothing decides that waits on work elsewhere.
  *
@@ -24,82 +25,6 @@ import { startTestService, TestResponse, TestService } from '../utils/test-app';
  * operation does not document fails; an error status it does not document (most operations
  * list none of 401, 403, 404 or 429) is checked against the document's generic `Error`.
  */
-
-interface Deviation {
-  /** What the service does instead of the public document. */
-  id: string;
-  /** The rule of the contract that decides it. */
-  rule: string;
-  /** Edits the (JSON Schema) public document into what the contract decides. */
-  apply(document: Json): void;
-  /** Status deviations: status answered → status documented, per operation. */
-  statuses?: Record<string, Record<number, number>>;
-  /** Not decided by the contract, but waiting on work elsewhere: why, and what removes it. */
-  pending?: string;
-}
-
-const schemas = (document: Json) => document.components.schemas as Record<string, Json>;
-const responseSchema = (document: Json, operation: string, status: string) => {
-  const [method, path] = operation.split(' ');
-  return document.paths[path][method.toLowerCase()].responses[status].content['application/json'].schema;
-};
-
-/** Every schema object of the document, depth first. */
-function eachSchema(node: Json, visit: (schema: Json) => void): void {
-  if (Array.isArray(node)) return node.forEach((item) => eachSchema(item, visit));
-  if (node === null || typeof node !== 'object') return;
-  visit(node);
-  for (const value of Object.values(node)) eachSchema(value, visit);
-}
-
-const DEVIATIONS: Deviation[] = [
-  {
-    id: 'error-service-code',
-    rule:
-      'unified-api.md "Error object" and "Errors": the machine code is `service_code`, absent on some errors ' +
-      '(the public document calls it `finch_code`)',
-    apply: (document) =>
-      eachSchema(document, (schema) => {
-        if (!schema.properties?.finch_code) return;
-        const { finch_code: serviceCode, ...others } = schema.properties;
-        schema.properties = { ...others, service_code: serviceCode };
-        if (Array.isArray(schema.required)) schema.required = schema.required.filter((name: string) => name !== 'finch_code');
-      }),
-  },
-  {
-    id: 'error-object',
-    rule:
-      'unified-api.md "Errors" and DECISIONS.md "Other errors": every error body is the error object `{code, name, ' +
-      'service_code?, message}`; the public `ErrorResponse` (`statusCode`, `status`) of the job and disconnect operations is not used',
-    apply: (document) => {
-      schemas(document).ErrorResponse = { $ref: '#/components/schemas/Error' };
-      for (const status of ['401', '404']) document.paths['/jobs/automated'].get.responses[status].content['application/json'].schema = { $ref: '#/components/schemas/Error' };
-    },
-  },
-  {
-    id: 'benefit-create-status-200',
-    rule: 'unified-api.md "Create a deduction" and "Register a deduction" (Response 200) and DECISIONS.md "Status codes"; the public document answers 201',
-    apply: () => undefined,
-    statuses: { 'POST /employer/benefits': { 200: 201 }, 'POST /employer/benefits/register': { 200: 201 } },
-  },
-  {
-    id: 'benefit-job-types',
-    rule: 'DECISIONS.md "Jobs": automated jobs also have the types benefit_create, benefit_register, benefit_update, benefit_enroll, benefit_unenroll',
-    apply: (document) => {
-      const type = schemas(document).AutomatedAsyncJob.properties.type;
-      type.enum = [...type.enum, 'benefit_create', 'benefit_register', 'benefit_update', 'benefit_enroll', 'benefit_unenroll'];
-    },
-  },
-  {
-    id: 'opaque-access-token',
-    rule:
-      'DECISIONS.md "Tokens": access tokens are opaque (256 random bits here, not a UUID); the public document gives ' +
-      '`access_token` the format uuid on POST /sandbox/connections/accounts only',
-    apply: (document) => {
-      delete responseSchema(document, 'POST /sandbox/connections/accounts', '200').properties.access_token.format;
-    },
-  },
-];
 
 /**
  * The operations of the public document this service offers: the ones the contract names
@@ -183,15 +108,7 @@ describeWithPostgres('wire compatibility with the public OpenAPI document', () =
   let validator: PublicResponseValidator;
   const recorded: Recorded[] = [];
 
-  const validatorWith = (deviations: Deviation[]) => {
-    const document = toJsonSchema(publicDocument);
-    for (const deviation of deviations) deviation.apply(document);
-    const statuses: Record<string, Record<number, number>> = {};
-    for (const deviation of deviations) {
-      for (const [operation, map] of Object.entries(deviation.statuses ?? {})) statuses[operation] = { ...statuses[operation], ...map };
-    }
-    return new PublicResponseValidator(document, statuses);
-  };
+  const validatorWith = (deviations: Deviation[]) => publicValidatorWith(publicDocument, deviations);
 
   beforeAll(async () => {
     validator = validatorWith(DEVIATIONS);
