@@ -3,10 +3,25 @@
  * run against real PostgreSQL (one database per test file, cloned from a migrated template) and
  * the real Kafka broker. `npm test` (test/run-tests.js) decides what is reachable first.
  */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+// TypeScript is transpiled file by file (type-checking is `npm run typecheck`'s): SWC does that
+// about ten times faster than ts-jest, with the compiler's decorator metadata (Nest's injection)
+// and class-field semantics (tsconfig's ES2022 target).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
+      target: 'es2022',
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
 const common = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': tsJest },
+  transform: { '^.+\\.ts$': swc },
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 

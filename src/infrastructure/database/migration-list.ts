@@ -31,7 +31,7 @@ import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/17978
 import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
 
-/** Every migration, in order. Listed explicitly so ts-jest, ts-node and the build agree. */
+/** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
   Messaging1795392000000,
   Connections1795400000000,

@@ -20,7 +20,7 @@ export interface DashboardAsset {
 export type DashboardAssets = Record<DashboardAssetName, DashboardAsset>;
 
 /**
- * Where the files may be: beside this module (the sources under ts-jest and ts-node, or dist/
+ * Where the files may be: beside this module (the sources under jest and ts-node, or dist/
  * when the build copies them), else the source tree next to dist/ (`npm start` from a checkout,
  * where tsc alone emits no .js/.css assets).
  */
