@@ -5,48 +5,12 @@ import { IssuedCredentials } from '../../src/modules/applications/applications.s
 import { FakeGusto, GustoCompany } from '../fakes/gusto/fake-gusto';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, createApplication, everythingStored } from '../utils/connect';
+import { formTo, ParsedForm, visibleText } from '../utils/html-forms';
 import { json, startTestService, TestService } from '../utils/test-app';
 
 /** The platform's redirect_uri; never contacted: the tests read the 303 Location. */
 const CALLBACK = 'http://127.0.0.1:4999/callback';
 const GUSTO_CALLBACK = '/connect/oauth/gusto/callback';
-
-// ---- Reading the connect page's HTML the way a browser would, without one -------------------
-
-interface ParsedForm {
-  action: string;
-  fields: [string, string][];
-  buttons: { name: string; value: string; text: string; disabled: boolean }[];
-}
-
-const unescape = (text: string) =>
-  text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-function attributes(tag: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
-  for (const m of tag.matchAll(/([a-zA-Z-]+)(?:="([^"]*)")?/g)) attrs[m[1]] = unescape(m[2] ?? '');
-  return attrs;
-}
-
-function formTo(html: string, action: string): ParsedForm {
-  const forms = [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].map(([, formTag, inner]) => ({
-    action: attributes(formTag).action,
-    fields: [...inner.matchAll(/<input\b([^>]*)>/g)]
-      .map(([, tag]) => attributes(tag))
-      .filter((i) => i.name && i.type !== 'checkbox' && i.type !== 'password')
-      .map((i): [string, string] => [i.name, i.value ?? '']),
-    buttons: [...inner.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/g)].map(([, tag, text]) => {
-      const a = attributes(tag);
-      return { name: a.name, value: a.value, text: text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim(), disabled: 'disabled' in a };
-    }),
-  }));
-  const form = forms.find((f) => f.action === action);
-  if (!form) throw new Error(`no form posting to ${action} in: ${visibleText(html)}`);
-  return form;
-}
-
-const visibleText = (html: string) =>
-  unescape(html.replace(/<(script|style)\b[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ')).replace(/\s+/g, ' ');
 
 /** An address nothing listens on: Gusto unreachable. */
 async function closedPort(): Promise<number> {

@@ -4,6 +4,7 @@ import { ApplicationsService, IssuedCredentials } from '../../src/modules/applic
 import { ConnectPageModule } from '../../src/modules/connect-page/connect-page.module';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, createApplication } from '../utils/connect';
+import { formsOf, formTo, ParsedForm, visibleText } from '../utils/html-forms';
 import { json, startTestService, TestService } from '../utils/test-app';
 
 /** Redirect target; never contacted: the tests read the 303 Location instead of following it. */
@@ -11,53 +12,6 @@ const CALLBACK = 'http://127.0.0.1:4999/callback';
 
 // ---- Reading the HTML the way a browser would, without one -------------------------------
 
-interface ParsedForm {
-  method: string;
-  action: string;
-  /** Hidden and text inputs, and checked checkboxes. */
-  fields: [string, string][];
-  checkboxes: { name: string; value: string; checked: boolean; disabled: boolean }[];
-  buttons: { name: string; value: string; text: string }[];
-}
-
-const unescape = (text: string) =>
-  text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-function attributes(tag: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
-  for (const m of tag.matchAll(/([a-zA-Z-]+)(?:="([^"]*)")?/g)) attrs[m[1]] = unescape(m[2] ?? '');
-  return attrs;
-}
-
-function formsOf(html: string): ParsedForm[] {
-  return [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].map(([, formTag, inner]) => {
-    const form = attributes(formTag);
-    const inputs = [...inner.matchAll(/<input\b([^>]*)>/g)].map(([, tag]) => attributes(tag));
-    return {
-      method: (form.method ?? 'get').toLowerCase(),
-      action: form.action,
-      fields: inputs
-        .filter((i) => i.name && i.type !== 'checkbox' && i.type !== 'password')
-        .map((i): [string, string] => [i.name, i.value ?? '']),
-      checkboxes: inputs
-        .filter((i) => i.type === 'checkbox')
-        .map((i) => ({ name: i.name, value: i.value, checked: 'checked' in i, disabled: 'disabled' in i })),
-      buttons: [...inner.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/g)].map(([, tag, text]) => {
-        const a = attributes(tag);
-        return { name: a.name, value: a.value, text: text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() };
-      }),
-    };
-  });
-}
-
-function formTo(html: string, action: string): ParsedForm {
-  const form = formsOf(html).find((f) => f.action === action);
-  if (!form) throw new Error(`no form posting to ${action} in: ${visibleText(/<main[\s\S]*<\/main>/.exec(html)?.[0] ?? html)}`);
-  return form;
-}
-
-const visibleText = (html: string) =>
-  unescape(html.replace(/<(script|style)\b[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ')).replace(/\s+/g, ' ');
 
 describeWithPostgres('connect page', () => {
   let service: TestService;

@@ -12,6 +12,7 @@ import { describeWithKafka, testEnv } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
+import { formTo, ParsedForm } from '../utils/html-forms';
 
 const CALLBACK = 'http://127.0.0.1:4999/callback';
 const DAY = 86_400_000;
@@ -35,32 +36,6 @@ class JumpingClock implements Clock {
 
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const addDays = (date: string, days: number) => dateOf(Date.parse(`${date}T00:00:00Z`) + days * DAY);
-
-// ---- The connect page's HTML read the way a browser would (as connect-gusto-oauth.e2e-spec.ts) ----
-
-interface ParsedForm {
-  action: string;
-  fields: [string, string][];
-}
-const unescape = (text: string) =>
-  text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-function attributes(tag: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
-  for (const m of tag.matchAll(/([a-zA-Z-]+)(?:="([^"]*)")?/g)) attrs[m[1]] = unescape(m[2] ?? '');
-  return attrs;
-}
-function formTo(html: string, action: string): ParsedForm {
-  const forms = [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].map(([, formTag, inner]) => ({
-    action: attributes(formTag).action,
-    fields: [...inner.matchAll(/<input\b([^>]*)>/g)]
-      .map(([, tag]) => attributes(tag))
-      .filter((i) => i.name && i.type !== 'checkbox' && i.type !== 'password')
-      .map((i): [string, string] => [i.name, i.value ?? '']),
-  }));
-  const form = forms.find((f) => f.action === action);
-  if (!form) throw new Error(`no form posting to ${action}`);
-  return form;
-}
 
 /** What one enrollment asks for, and what Gusto must then hold for the person. */
 interface Ask {

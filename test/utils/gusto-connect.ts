@@ -1,4 +1,5 @@
 import { FakeGusto } from '../fakes/gusto/fake-gusto';
+import { formTo } from './html-forms';
 import { json, request } from './test-app';
 
 /** What connecting through Gusto needs of the platform's application. */
@@ -15,25 +16,9 @@ export interface GustoConnection {
 
 const ALL_PRODUCTS = ['company', 'directory', 'individual', 'employment', 'payment', 'pay_statement', 'benefits'];
 
-const unescapeHtml = (text: string) =>
-  text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-function attributesOf(tag: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
-  for (const m of tag.matchAll(/([a-zA-Z-]+)(?:="([^"]*)")?/g)) attrs[m[1]] = unescapeHtml(m[2] ?? '');
-  return attrs;
-}
-
 /** The hidden and text fields of the page's form posting to `action`, as a browser would send them. */
 function fieldsOfForm(html: string, action: string): [string, string][] {
-  for (const [, formTag, inner] of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)) {
-    if (attributesOf(formTag).action !== action) continue;
-    return [...inner.matchAll(/<input\b([^>]*)>/g)]
-      .map(([, tag]) => attributesOf(tag))
-      .filter((input) => input.name && input.type !== 'checkbox' && input.type !== 'password')
-      .map((input): [string, string] => [input.name, input.value ?? '']);
-  }
-  throw new Error(`no form posting to ${action} in: ${html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').slice(0, 2000)}`);
+  return formTo(html, action).fields;
 }
 
 async function submitForm(baseUrl: string, html: string, action: string, button: [string, string]): Promise<Response> {
