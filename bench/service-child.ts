@@ -111,7 +111,11 @@ export interface ServiceChildOptions {
   databaseUrl: string;
   /** Without: the in-process transport. */
   kafka?: ServiceKafka;
-  /** Default: a free port (picked again when someone else takes it before the listen). */
+  /**
+   * Default: the process binds a port the system picks and says which when it listens. (A port
+   * found free here and handed over could be taken by another process before the child listened,
+   * and then a readiness probe reached that other process.)
+   */
   port?: number;
   /**
    * More settings; they win over the defaults here. The callers set at least DATABASE_POOL_SIZE,
@@ -138,21 +142,11 @@ export function startHeapFlags(): string[] {
  * `options.env`; nothing is inherited from this process but PATH.
  */
 export async function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(options, options.port ?? (await freePort()));
-    } catch (error) {
-      if (options.port !== undefined || attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
-    }
-  }
-}
-
-async function startOnce(options: ServiceChildOptions, port: number): Promise<ServiceChild> {
   const { name, kafka } = options;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOST: '127.0.0.1',
-    PORT: String(port),
+    PORT: String(options.port ?? 0),
     DATABASE_URL: options.databaseUrl,
     OUTBOX_POLL_MS: '20',
     JOB_POLL_MS: '20',
@@ -175,8 +169,11 @@ async function startOnce(options: ServiceChildOptions, port: number): Promise<Se
   };
   const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...EXIT_WITH_PARENT, ...transpiledEntry('main')], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
+  let listeningOn = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
+    // The address it listens on, as src/main.ts prints it once the server is bound.
+    listeningOn ||= /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
     if (output.length > MAX_OUTPUT_CHARS) output = output.slice(-MAX_OUTPUT_CHARS);
   };
   child.stdout!.on('data', collect);
@@ -190,12 +187,11 @@ async function startOnce(options: ServiceChildOptions, port: number): Promise<Se
     if (!exitedYet) child.kill(signal);
     return exited;
   };
-  const url = `http://127.0.0.1:${port}`;
   const service: ServiceChild = {
     name,
     pid: child.pid ?? -1,
-    port,
-    url,
+    port: options.port ?? 0,
+    url: '',
     exited,
     hasExited: () => exitedYet,
     output: () => output,
@@ -218,7 +214,11 @@ async function startOnce(options: ServiceChildOptions, port: number): Promise<Se
       const { code, signal } = await exited;
       throw new Error(`${name} exited before it was ready (code ${code}, signal ${signal}):\n${tail(output)}`);
     }
-    const ready = await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    if (service.url === '' && listeningOn !== '') {
+      service.url = listeningOn;
+      service.port = Number(new URL(listeningOn).port);
+    }
+    const ready = service.url === '' ? undefined : await fetch(`${service.url}/health/ready`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
     if (ready?.status === 200) return service;
     if (Date.now() > deadline) {
       await kill('SIGKILL');
