@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import type { AppConfig } from './config/app-config';
 import { DataDirLockedError } from './infrastructure/database/data-dir-lock';
-import { parseOrigins } from './modules/applications/application-origins';
+import { parseOrigins } from './domain/applications/application-origins';
 import type { ApplicationChanges, ApplicationsService } from './modules/applications/applications.service';
 
 const USAGE = `usage: npm run cli -- applications create --name NAME [--redirect-uri URI ...] [--origin ORIGIN ...] [--sandbox]

@@ -16,7 +16,7 @@ import {
   ValidateIf,
   validateSync,
 } from 'class-validator';
-import { ORIGIN_FORM, parseOrigins } from '../modules/applications/application-origins';
+import { ORIGIN_FORM, parseOrigins } from '../domain/applications/application-origins';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { redirectUriOrigins } from './application-origins';
+import { redirectUriOrigins } from '../../domain/applications/application-origins';
 import { ApplicationsService, IssuedCredentials } from './applications.service';
 
 /** What start-up did about applications; main.ts prints it for the newcomer. */

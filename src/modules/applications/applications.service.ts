@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { DomainError } from '../../domain/shared/domain-error';
 import { SecretHasher } from '../../infrastructure/auth/secret-hasher';
 import { returnedRows } from '../../infrastructure/database/query-result';
-import { redirectUriOrigins } from './application-origins';
+import { redirectUriOrigins } from '../../domain/applications/application-origins';
 import { ClientSecretCheck } from './client-secret-check';
 
 export interface Application {
@@ -19,7 +19,7 @@ export interface Application {
 export interface NewApplication {
   name: string;
   redirectUris: string[];
-  /** Normalized origins (application-origins.ts); absent: the origins of the redirect URIs. */
+  /** Normalized origins (src/domain/applications/application-origins.ts); absent: the origins of the redirect URIs. */
   allowedOrigins?: string[];
   sandbox: boolean;
 }

@@ -4,7 +4,7 @@ import { isAssisted, PRODUCTS, ProviderDescriptor } from '../../domain/providers
 import { ProviderCatalogue } from '../../domain/providers/provider-catalogue';
 import { DomainError, invalidRequest } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
-import { MAX_ORIGIN_LENGTH } from '../applications/application-origins';
+import { MAX_ORIGIN_LENGTH } from '../../domain/applications/application-origins';
 import { ApplicationsService } from '../applications/applications.service';
 import { assertRegisteredRedirectUri, ConnectSession, ConnectSessionsService } from '../auth/connect-sessions.service';
 import { Page } from './connect-page.layout';

@@ -1,5 +1,5 @@
 import { invalidRequest } from '../../domain/shared/domain-error';
-import { ORIGIN_FORM, parseOrigin } from '../applications/application-origins';
+import { ORIGIN_FORM, parseOrigin } from '../../domain/applications/application-origins';
 
 export const originNotRegistered = (origin: string) =>
   invalidRequest(
