@@ -60,6 +60,9 @@ interface SandboxEmployer {
  * (retry), ops tasks (SLA state, audited resolution), dead letters (replay, discard),
  * connections and the audit trail; bad credentials and bad filters on every route.
  */
+/** The HRIS event behind the new-hire saga the saga tests list. */
+const NEW_HIRE_EVENT = `evt-${randomUUID()}`;
+
 describeWithPostgres('Ops API', () => {
   const clock = new ManualClock(T0);
   let service: TestService;
@@ -133,13 +136,24 @@ describeWithPostgres('Ops API', () => {
     steps?: { at: string; name: string; detail?: Record<string, unknown> }[];
     outcome?: string;
     lastError?: string;
+    sourceEventId?: string;
     jobs?: { id: string; status: string | null }[];
   }): Promise<string> {
     const id = randomUUID();
     await db.query(
-      `INSERT INTO sagas (id, type, state, outcome, connection_id, entity_id, steps, last_error, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, NULL, $6::jsonb, $7, $8, $8)`,
-      [id, saga.type, saga.state, saga.outcome ?? null, saga.connectionId ?? quiet.connectionId, JSON.stringify(saga.steps ?? []), saga.lastError ?? null, saga.createdAt],
+      `INSERT INTO sagas (id, type, state, outcome, connection_id, entity_id, steps, last_error, created_at, updated_at, source_event_id)
+       VALUES ($1, $2, $3, $4, $5, NULL, $6::jsonb, $7, $8, $8, $9)`,
+      [
+        id,
+        saga.type,
+        saga.state,
+        saga.outcome ?? null,
+        saga.connectionId ?? quiet.connectionId,
+        JSON.stringify(saga.steps ?? []),
+        saga.lastError ?? null,
+        saga.createdAt,
+        saga.sourceEventId ?? null,
+      ],
     );
     for (const job of saga.jobs ?? []) await db.query(`INSERT INTO saga_jobs (saga_id, job_id, status) VALUES ($1, $2, $3)`, [id, job.id, job.status]);
     return id;
@@ -339,7 +353,7 @@ describeWithPostgres('Ops API', () => {
             { id: jobs.waiting, status: null },
           ],
         }),
-        newHire: await insertSaga({ type: 'new_hire', state: 'completed', outcome: 'enrolled', createdAt: minutesBefore(30) }),
+        newHire: await insertSaga({ type: 'new_hire', state: 'completed', outcome: 'enrolled', createdAt: minutesBefore(30), sourceEventId: NEW_HIRE_EVENT }),
         termination: await insertSaga({
           type: 'termination',
           state: 'failed',
@@ -395,6 +409,20 @@ describeWithPostgres('Ops API', () => {
       expect(await listed('older_than=181m')).toEqual([ids.termination]);
       const other = await ops(`/ops/api/sagas?connection_id=${automated.connectionId}`);
       expect(other.body.data.map((s: { saga_id: string }) => s.saga_id)).not.toContain(ids.enrollment);
+    });
+
+    it('finds the saga an HRIS event started by the event id alone, whatever its case', async () => {
+      const bySource = async (id: string) => {
+        const res = await ops(`/ops/api/sagas?source_event_id=${encodeURIComponent(id)}`);
+        expect(res.status).toBe(200);
+        return res.body.data.map((s: { saga_id: string; source_event_id: string }) => [s.saga_id, s.source_event_id]);
+      };
+      expect(await bySource(NEW_HIRE_EVENT)).toEqual([[ids.newHire, NEW_HIRE_EVENT]]);
+      expect(await bySource(NEW_HIRE_EVENT.toUpperCase())).toEqual([[ids.newHire, NEW_HIRE_EVENT]]);
+      expect(await bySource(randomUUID())).toEqual([]);
+      const tooLong = await ops(`/ops/api/sagas?source_event_id=${'x'.repeat(201)}`);
+      expectError(tooLong, 400, 'invalid_request_error');
+      expect(tooLong.body.message).toContain('source_event_id must be an event id of 1 to 200 characters');
     });
 
     it('shows one saga with its step timeline and the jobs it started, with their status now', async () => {

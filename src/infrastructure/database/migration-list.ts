@@ -27,6 +27,7 @@ import { ProviderGrants1797960000000 } from './migrations/1797960000000-provider
 import { ProviderBenefitLinks1797970000000 } from './migrations/1797970000000-provider-benefit-links';
 import { GustoWebhooks1797980000000 } from './migrations/1797980000000-gusto-webhooks';
 import { PendingProviderGrants1797990000000 } from './migrations/1797990000000-pending-provider-grants';
+import { SagaSourceEventLookup1798000000000 } from './migrations/1798000000000-saga-source-event-lookup';
 import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
 import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   ProviderBenefitLinks1797970000000,
   GustoWebhooks1797980000000,
   PendingProviderGrants1797990000000,
+  SagaSourceEventLookup1798000000000,
 ];

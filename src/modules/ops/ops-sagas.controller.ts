@@ -25,14 +25,14 @@ export class OpsSagasController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Saga instances, newest first; filter by type, state, connection and age (older_than / newer_than: 15m, 2h, 3d)' })
+  @ApiOperation({ summary: 'Saga instances, newest first; filter by type, state, connection, the HRIS event that started it (source_event_id) and age (older_than / newer_than: 15m, 2h, 3d)' })
   @ApiOkResponse({ description: '{ paging: { count, offset }, data: [saga] }' })
   async list(@Query() query: ListSagasQueryDto) {
     const now = this.clock.now();
     const window = ageWindow(now, query.older_than, query.newer_than);
     if ('error' in window) throw invalidRequest(window.error);
     const page = { limit: query.limit ?? MAX_SAGAS_PAGE, offset: query.offset ?? 0 };
-    const { count, sagas } = await this.sagas.list({ type: query.type, state: query.state, connectionId: query.connection_id, ...window }, page);
+    const { count, sagas } = await this.sagas.list({ type: query.type, state: query.state, connectionId: query.connection_id, sourceEventId: query.source_event_id, ...window }, page);
     const views = sagas.map((saga) => sagaSummaryView(saga, now));
     return pageOf(count, page.offset, query.include ? await this.named(sagas, views) : views);
   }

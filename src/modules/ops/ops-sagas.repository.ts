@@ -13,6 +13,8 @@ export interface SagaFilter {
   type?: SagaType;
   state?: SagaState;
   connectionId?: string;
+  /** The HRIS event that started it, compared without regard to case. */
+  sourceEventId?: string;
   createdAtOrBefore?: Date;
   createdAfter?: Date;
 }
@@ -29,6 +31,7 @@ export class OpsSagasRepository {
     if (filter.type) where.and((p) => `s.type = ${p}`, filter.type);
     if (filter.state) where.and((p) => `s.state = ${p}`, filter.state);
     if (filter.connectionId) where.and((p) => `s.connection_id = ${p}`, filter.connectionId);
+    if (filter.sourceEventId) where.and((p) => `lower(s.source_event_id) = lower(${p})`, filter.sourceEventId);
     if (filter.createdAtOrBefore) where.and((p) => `s.created_at <= ${p}`, filter.createdAtOrBefore);
     if (filter.createdAfter) where.and((p) => `s.created_at > ${p}`, filter.createdAfter);
     const { count, rows } = await countedPage<SagaRow>(

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsUUID, Length, Matches } from 'class-validator';
 import { Saga, SAGA_STATES, SAGA_TYPES, SagaState, SagaStep, SagaType } from '../../../domain/sagas/saga';
 import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { DURATION_HINT, DURATION_PATTERN } from '../age-filter';
@@ -24,6 +24,11 @@ export class ListSagasQueryDto extends PageQueryDto(MAX_SAGAS_PAGE) {
   @IsOptional()
   @IsUUID('all', { message: 'connection_id must be a UUID' })
   connection_id?: string;
+
+  @ApiPropertyOptional({ description: 'The id of the HRIS event that started the saga (any case)', example: '9b4f1c1e-6a53-4e0a-9d7b-3f0f7a1b2c3d' })
+  @IsOptional()
+  @Length(1, 200, { message: 'source_event_id must be an event id of 1 to 200 characters' })
+  source_event_id?: string;
 
   @ApiPropertyOptional({ example: '2h', description: 'Started at least this long ago: a duration like 90s, 15m, 2h, 3d' })
   @IsOptional()
