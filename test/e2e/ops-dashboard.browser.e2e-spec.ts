@@ -61,6 +61,12 @@ describeWithPostgres('ops dashboard over HTTP', () => {
   });
   afterAll(() => service?.close());
 
+  it('sends /ops/ (as people type it) to the page at /ops', async () => {
+    const res = await service.request('/ops/', { redirect: 'manual' });
+    expect({ status: res.status, location: res.headers.get('location') }).toEqual({ status: 308, location: '/ops' });
+    expect((await service.request('/ops/')).status).toBe(200);
+  });
+
   it('serves the page without data, under a CSP that allows only its own script, style and API', async () => {
     const res = await service.request('/ops');
     expect(res.status).toBe(200);
