@@ -157,9 +157,9 @@ describeWithPostgres('authorization', () => {
         '/connect/sessions/reauthenticate',
         json({ connection_id: '2b7e1f5c-4a43-4c9e-9a39-6a1f0a2b3c4d' }, basic(app)),
       );
-      expect(unknown.status).toBe(404);
+      expect({ status: unknown.status, body: unknown.body }).toMatchObject({ status: 400, body: { name: 'invalid_request_error', service_code: 'connection_not_found' } });
       const foreign = await service.request('/connect/sessions/reauthenticate', json({ connection_id: employer.connectionId }, basic(otherApp)));
-      expect(foreign.status).toBe(404);
+      expect({ status: foreign.status, body: foreign.body }).toMatchObject({ status: 400, body: { service_code: 'connection_not_found' } });
       const viaBody = await service.request(
         '/connect/sessions/reauthenticate',
         json({ connection_id: employer.connectionId, client_id: app.client_id, client_secret: app.client_secret }),

@@ -165,9 +165,19 @@ describeWithPostgres('employer reads', () => {
       expect(beyond.body).toEqual({ paging: { count: 25, offset: 500 }, individuals: [] });
     });
 
+    it('answers a page over 10,000 with 422 page_size_limit_exceeded, as the public document does', async () => {
+      for (const limit of ['10001', '1000000']) {
+        const res = await get(`/employer/directory?limit=${limit}`);
+        expect({ status: res.status, body: res.body }).toMatchObject({
+          status: 422,
+          body: { code: 422, name: 'unprocessable_request_error', service_code: 'page_size_limit_exceeded', message: expect.stringContaining('maximum of 10000') },
+        });
+      }
+      expect((await get('/employer/directory?limit=10000')).status).toBe(200);
+    });
+
     it.each([
       ['limit=0', 'limit'],
-      ['limit=10001', 'limit'],
       ['limit=ten', 'limit'],
       ['limit=1.5', 'limit'],
       ['offset=-1', 'offset'],

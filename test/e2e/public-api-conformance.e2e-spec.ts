@@ -218,8 +218,9 @@ describeWithPostgres('wire compatibility with the public OpenAPI document', () =
       await conforming('POST /connect/sessions/reauthenticate', '/connect/sessions/reauthenticate', basic(app), 201, {
         connection_id: token.body.connection_id,
       });
-      // Not documented for this operation (the public document answers 400 `connection_not_found`): checked as the generic Error.
-      await conforming('POST /connect/sessions/reauthenticate', '/connect/sessions/reauthenticate', basic(app), 404, { connection_id: randomUUID() });
+      // The public document answers an unknown connection with 400 `connection_not_found`.
+      const unknownConnection = await conforming('POST /connect/sessions/reauthenticate', '/connect/sessions/reauthenticate', basic(app), 400, { connection_id: randomUUID() });
+      expect(unknownConnection.body).toMatchObject({ service_code: 'connection_not_found' });
 
       const introspect = await conforming('GET /introspect', '/introspect', accessToken, 200);
       expect(introspect.body).toMatchObject({

@@ -3,9 +3,9 @@ import { companyMatchProblems } from './company-match';
 const match = (...tiers: { match: unknown; threshold: unknown }[]) => ({ type: 'match' as const, tiers: tiers as never });
 
 describe('companyMatchProblems', () => {
-  it('accepts one to three tiers with rising thresholds, 0 % and 100 % included', () => {
+  it('accepts one to three tiers with rising thresholds, 0.01 % and 100 % included', () => {
     expect(companyMatchProblems(match({ match: 10_000, threshold: 300 }))).toEqual([]);
-    expect(companyMatchProblems(match({ match: 0, threshold: 1 }, { match: 5_000, threshold: 500 }, { match: 10_000, threshold: 10_000 }))).toEqual(
+    expect(companyMatchProblems(match({ match: 1, threshold: 1 }, { match: 5_000, threshold: 500 }, { match: 10_000, threshold: 10_000 }))).toEqual(
       [],
     );
   });
@@ -18,13 +18,14 @@ describe('companyMatchProblems', () => {
 
   it.each([
     ['negative', -1],
+    ['zero (the public minimum is 1)', 0],
     ['over 10,000', 10_001],
     ['fractional', 12.5],
     ['a string', '100'],
     ['null', null],
   ])('refuses a match that is %s, naming the field', (_label, value) => {
     expect(companyMatchProblems(match({ match: value, threshold: 300 }))).toEqual([
-      'company_contribution.tiers[0].match: match must be an integer from 0 to 10000 (basis points)',
+      'company_contribution.tiers[0].match: match must be an integer from 1 to 10000 (basis points)',
     ]);
   });
 

@@ -15,7 +15,8 @@ export const MAX_BASIS_POINTS = 10_000;
  * What is wrong with a company match, one message per problem, each naming its field; empty
  * when valid. Tiers are cumulative bands of pay (src/domain/payroll/company-match.ts): each
  * `threshold` is where its band ends, so thresholds must rise strictly from tier to tier and be
- * above 0 (a band ending at 0 % of pay matches nothing). `match` may be 0–10,000.
+ * above 0 (a band ending at 0 % of pay matches nothing). `match` is 1–10,000, the public
+ * document's bounds (a tier matching nothing is left out instead).
  */
 export function companyMatchProblems(match: CompanyMatch, field = 'company_contribution'): string[] {
   const problems: string[] = [];
@@ -27,7 +28,7 @@ export function companyMatchProblems(match: CompanyMatch, field = 'company_contr
   }
   tiers.forEach((tier, index) => {
     const at = `${field}.tiers[${index}]`;
-    if (!isBasisPoints(tier.match, 0)) problems.push(`${at}.match: match must be an integer from 0 to ${MAX_BASIS_POINTS} (basis points)`);
+    if (!isBasisPoints(tier.match, 1)) problems.push(`${at}.match: match must be an integer from 1 to ${MAX_BASIS_POINTS} (basis points)`);
     if (!isBasisPoints(tier.threshold, 1)) {
       problems.push(`${at}.threshold: threshold must be an integer from 1 to ${MAX_BASIS_POINTS} (basis points)`);
     } else if (index > 0 && isBasisPoints(tiers[index - 1].threshold, 1) && tier.threshold <= tiers[index - 1].threshold) {

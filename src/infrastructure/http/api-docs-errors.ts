@@ -196,8 +196,12 @@ const SPECIFIC = {
     }),
     'the customer already has a live connection (`context` names it): create a reauthentication session instead',
   ),
+  pageSizeLimitExceeded: errorCase(
+    domain('unprocessable_request_error', 'page_size_limit_exceeded', 'Page size exceeds the maximum of 10000 items. Please reduce the limit parameter.'),
+    'limit above 10,000 (the public document answers 422 here)',
+  ),
   connectionNotFound: errorCase(
-    notFound('No connection 9e2f1c3a-4b5d-4e6f-8a7b-1c2d3e4f5a6b for this application', 'connection_not_found'),
+    invalidRequest('No connection 9e2f1c3a-4b5d-4e6f-8a7b-1c2d3e4f5a6b for this application', 'connection_not_found'),
     'no such connection of the application',
   ),
   invalidGrant: errorCase(
@@ -313,7 +317,7 @@ export const OPERATION_ERRORS: Record<string, readonly (Specific | typeof LIVE)[
   'POST /disconnect-entity': ['entitiesNotAuthorized'],
   'POST /forward': [LIVE],
   'GET /employer/company': ['companyNotFound', LIVE],
-  'GET /employer/directory': [LIVE],
+  'GET /employer/directory': ['pageSizeLimitExceeded', LIVE],
   'POST /employer/individual': [LIVE],
   'POST /employer/employment': [LIVE],
   'GET /employer/payment': [LIVE],

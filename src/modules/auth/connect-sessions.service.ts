@@ -143,7 +143,8 @@ export class ConnectSessionsService {
     assertRegisteredRedirectUri(application, input.redirectUri);
     const connection = await this.connections.find(connectionId);
     if (!connection || connection.applicationId !== application.id || connection.status === 'disconnected') {
-      throw notFound(`No connection ${connectionId} for this application`, 'connection_not_found');
+      // 400, as the public document answers it: the body names a connection this application cannot reauthenticate.
+      throw invalidRequest(`No connection ${connectionId} for this application`, 'connection_not_found');
     }
     return this.dataSource.transaction((manager) =>
       this.insertSession(manager, application.id, 'reauthenticate', connection.id, {

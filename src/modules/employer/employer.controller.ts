@@ -3,11 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../../domain/connections/connection';
 import { ConnectionEntity } from '../../domain/connections/entity-scope';
-import { invalidRequest, notFound } from '../../domain/shared/domain-error';
+import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { RequiresApiVersion } from '../../infrastructure/http/api-version';
 import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
 import {
   DIRECTORY_DEFAULT_LIMIT,
+  DIRECTORY_MAX_LIMIT,
   DirectoryQueryDto,
   EmploymentRequestDto,
   IndividualRequestDto,
@@ -51,6 +52,11 @@ export class EmployerController {
     @CurrentEntity() entity: ConnectionEntity,
     @Query() query: DirectoryQueryDto,
   ) {
+    if (query.limit !== undefined && query.limit > DIRECTORY_MAX_LIMIT) {
+      throw new DomainError('unprocessable_request_error', `Page size exceeds the maximum of ${DIRECTORY_MAX_LIMIT} items. Please reduce the limit parameter.`, {
+        serviceCode: 'page_size_limit_exceeded',
+      });
+    }
     const page = await this.reads.directory(
       { connection, entity },
       { limit: query.limit ?? DIRECTORY_DEFAULT_LIMIT, offset: query.offset ?? 0 },

@@ -23,10 +23,10 @@ const typeMessage = `type must be one of: ${BENEFIT_TYPES.join(', ')}`;
 const frequencyMessage = `frequency must be one of: ${BENEFIT_FREQUENCIES.join(', ')} or null`;
 
 export class MatchTierDto {
-  @ApiProperty({ minimum: 0, maximum: MAX_BASIS_POINTS, description: 'Basis points of the band matched' })
+  @ApiProperty({ minimum: 1, maximum: MAX_BASIS_POINTS, description: 'Basis points of the band matched' })
   @IsDefined()
   @IsInt({ message: 'match must be an integer (basis points)' })
-  @Min(0)
+  @Min(1)
   @Max(MAX_BASIS_POINTS)
   match: number;
 

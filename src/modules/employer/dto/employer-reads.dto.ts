@@ -40,12 +40,13 @@ export const PAY_FREQUENCIES = [
 export const INDIVIDUAL_INCLUDES = ['ssn'] as const;
 
 export class DirectoryQueryDto extends EntityScopedQueryDto {
+  // Above the maximum is 422 `page_size_limit_exceeded`, as the public document answers it
+  // (EmployerController), not this validation's 400.
   @ApiPropertyOptional({ minimum: 1, maximum: DIRECTORY_MAX_LIMIT, default: DIRECTORY_DEFAULT_LIMIT })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
-  @Max(DIRECTORY_MAX_LIMIT)
   limit?: number;
 
   @ApiPropertyOptional({ minimum: 0, maximum: MAX_OFFSET, default: 0 })
