@@ -63,6 +63,8 @@ describeWithPostgres('the quickstart', () => {
       const output = run.stdout;
       if (process.env.QUICKSTART_PRINT) console.log(output);
       expect(output).toMatch(/"products": \[[^\]]*"pay_statement"/);
+      // The ids HRIS events and policies name the employer by, kept for the reader.
+      expect(output).toMatch(/^connection [0-9a-f-]{36}, entity [0-9a-f-]{36}$/m);
       expect(output.match(/^job \S+: complete$/gm)).toHaveLength(2);
       const statement = JSON.parse(output.slice(output.lastIndexOf('\n{') + 1)) as {
         gross_pay: { amount: number };
