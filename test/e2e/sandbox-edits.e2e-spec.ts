@@ -1,3 +1,4 @@
+import Finch from '@tryfinch/finch-api';
 import { randomUUID } from 'node:crypto';
 import { PayStatementRecord } from '../../src/domain/employer/unified-records';
 import { employerRefOf, EmployerRef } from '../../src/domain/providers/provider-port';
@@ -352,16 +353,42 @@ describeWithPostgres('sandbox edits', () => {
       expect(await directoryIds()).toEqual(before);
     });
 
-    it('refuses a person without income, or with income that is not an object, and adds nobody', async () => {
+    it('refuses income that is not an object, and adds nobody', async () => {
       const before = await directoryIds();
-      const { income: _income, ...withoutIncome } = newPerson();
       expectInvalid(
-        await post('/sandbox/directory', [withoutIncome, newPerson({ income: [] }), newPerson({ income: null })]),
-        '[0].income: income is required and must be an object',
-        '[1].income: income is required and must be an object',
-        '[2].income: income is required and must be an object',
+        await post('/sandbox/directory', [newPerson({ income: [] }), newPerson({ income: null }), newPerson({ income: 42 })]),
+        '[0].income: income must be an object',
+        '[1].income: income must be an object',
+        '[2].income: income must be an object',
       );
       expect(await directoryIds()).toEqual(before);
+    });
+
+    it('takes the SDK’s sandbox.directory.create with names alone', async () => {
+      const finch = new Finch({ accessToken: employer.token, baseURL: service.url, maxRetries: 0 });
+      const created = await finch.sandbox.directory.create({ body: [{ first_name: 'Sdk', last_name: 'Person' }] });
+      expect(created).toHaveLength(1);
+      expect((await employmentOf((created as { id: string }[])[0].id)).code).toBe(200);
+    });
+
+    it('adds a person given only names, with a date of birth, title and salary as the generator draws them', async () => {
+      const res = await post('/sandbox/directory', [{ first_name: 'Only', last_name: 'Names' }, { first_name: 'Also', last_name: 'Named', department: { name: 'Engineering' } }]);
+      expect(res.status).toBe(200);
+      const [only, also] = res.body as { id: string }[];
+      for (const id of [only.id, also.id]) {
+        const employment = (await employmentOf(id)).body;
+        expect(employment.title).toEqual(expect.any(String));
+        expect(employment.title.length).toBeGreaterThan(0);
+        expect(employment.income).toMatchObject({ unit: 'yearly', currency: 'usd', effective_date: TODAY });
+        expect(employment.income.amount).toBeGreaterThanOrEqual(5_200_000);
+        expect(employment.start_date).toBe(TODAY);
+      }
+      const individuals = await read('/employer/individual', employer.token, { requests: [{ individual_id: only.id }, { individual_id: also.id }] });
+      for (const { body } of individuals.body.responses as { body: { dob: string } }[]) {
+        const age = Number(TODAY.slice(0, 4)) - Number(body.dob.slice(0, 4));
+        expect(age).toBeGreaterThanOrEqual(20);
+        expect(age).toBeLessThanOrEqual(71);
+      }
     });
   });
 

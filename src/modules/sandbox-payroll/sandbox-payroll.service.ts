@@ -16,6 +16,7 @@ import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { SandboxEmployerStore } from '../../infrastructure/providers/sandbox/sandbox-employer.store';
 import { addDays, daysBetween, payFrequencyOfPeriod, payPeriodOf } from '../../infrastructure/providers/sandbox/sandbox-pay-calendar';
+import { generatedHireDefaults } from '../../infrastructure/providers/sandbox/sandbox-employer-generator';
 import { isPaidInPeriod } from '../../infrastructure/providers/sandbox/sandbox-pay-run';
 import { NewSandboxPerson, SandboxPerson } from '../../infrastructure/providers/sandbox/sandbox-payroll.types';
 import { AddressDto, IncomeDto, SANDBOX_CURRENCY } from './dto/sandbox-fields.dto';
@@ -74,8 +75,9 @@ export class SandboxPayrollService {
     const knownManagers = new Set((await this.store.employments(ref, managerIds)).map((e) => e.id));
     const payGroups = await this.store.payGroups(ref);
     const problems: string[] = [];
-    const people = body.map((person, index): NewSandboxPerson => {
+    const people = body.map((given, index): NewSandboxPerson => {
       const at = `[${index}]`;
+      const person = withGeneratedDefaults(given, `${ref.connectionId}:${ref.entityId}:${index}:${given.first_name}:${given.last_name}`, today);
       problems.push(...datesProblems(at, { dob: person.dob, start: person.start_date, end: person.end_date ?? null, today }));
       if (person.department && !departments.has(person.department.name)) {
         problems.push(unknownDepartment(`${at}.department.name`, person.department.name));
@@ -485,3 +487,21 @@ function derivedTotalProblems(statement: PayStatementRecord, index: number): str
 
 const sumOf = (amounts: number[]) => amounts.reduce((total, amount) => total + amount, 0);
 
+/**
+ * The person as given, with what the sandbox generator would have drawn for a staff member in
+ * place of a missing `dob`, `title` or `income` (a yearly salary from the start date).
+ */
+function withGeneratedDefaults(
+  person: NewSandboxIndividualDto,
+  seed: string,
+  today: string,
+): NewSandboxIndividualDto & { dob: string; title: string; income: IncomeDto } {
+  const startDate = person.start_date ?? today;
+  const drawn = generatedHireDefaults(seed, startDate, person.department?.name ?? null);
+  return {
+    ...person,
+    dob: person.dob ?? drawn.dob,
+    title: person.title ?? drawn.title,
+    income: person.income ?? { unit: 'yearly', amount: drawn.yearlySalary, currency: SANDBOX_CURRENCY, effective_date: startDate },
+  };
+}

@@ -391,6 +391,29 @@ function generateEmployment(random: SeededRandom, spec: SandboxEmployerSpec, slo
   };
 }
 
+/** What the generator gives a staff member it makes itself: filled in for a person added without them. */
+export interface GeneratedHireDefaults {
+  dob: string;
+  title: string;
+  /** Cents a year. */
+  yearlySalary: number;
+}
+
+/**
+ * A date of birth (20 to 70 years old on `startDate`), a title of the department (`Associate`
+ * without one) and a staff salary, drawn as the generator draws them; the same `seed` gives
+ * the same answer, so a request sent again adds the same person.
+ */
+export function generatedHireDefaults(seed: string, startDate: string, department: string | null): GeneratedHireDefaults {
+  const random = new SeededRandom(seed);
+  const slot: Slot = { role: 'staff', department: department ?? '', managerIndex: null, title: null };
+  return {
+    dob: dateOfBirth(random, startDate),
+    title: random.pick(STAFF_TITLES[slot.department] ?? ['Associate']),
+    yearlySalary: yearlySalary(random, slot),
+  };
+}
+
 /** Cents per year, rounded to $500. */
 function yearlySalary(random: SeededRandom, slot: Slot): number {
   const [low, high] = { ceo: [220_000, 360_000], head: [160_000, 260_000], manager: [120_000, 195_000], staff: [52_000, 175_000] }[slot.role];

@@ -19,8 +19,8 @@ import {
 const MAX_CONTACTS = 10;
 
 /**
- * An individual's own fields. Required here are the ones the sandbox payroll cannot do without
- * when a person is added: names, and `dob` (age decides catch-up limits).
+ * An individual's own fields. Required when a person is added: the names. A missing `dob` (age
+ * decides catch-up limits) is drawn as the sandbox generator draws one.
  */
 export class SandboxIndividualFieldsDto {
   @ApiProperty()
@@ -76,9 +76,10 @@ export class SandboxIndividualFieldsDto {
   @IsIn(MARITAL_STATUSES)
   marital_status?: (typeof MARITAL_STATUSES)[number];
 
-  @ApiProperty({ example: '1990-04-17', description: 'YYYY-MM-DD, in the past' })
+  @ApiPropertyOptional({ example: '1990-04-17', description: 'YYYY-MM-DD, in the past; default: one the sandbox generator draws (20 to 70 years old at the start date)' })
+  @NotNullWhenPresent()
   @IsCalendarDate()
-  dob: string;
+  dob?: string;
 
   @ApiPropertyOptional({ type: AddressDto, description: 'Default: the work location' })
   @NotNullWhenPresent()
@@ -93,14 +94,16 @@ export class SandboxIndividualFieldsDto {
 }
 
 /**
- * An individual's employment fields. `title` and `income` are required when a person is added:
- * the Unified API's employment has no empty title, and pay is computed from income.
+ * An individual's employment fields. Every field is optional, as the public document has it:
+ * a person added without `title` or `income` gets what the sandbox generator would give a
+ * staff member (the Unified API's employment has no empty title, and pay is computed from income).
  */
 export class SandboxEmploymentFieldsDto {
-  @ApiProperty()
+  @ApiPropertyOptional({ description: 'Default: a title of the department, as the sandbox generator draws it' })
+  @NotNullWhenPresent()
   @IsString()
   @Length(1, 200)
-  title: string;
+  title?: string;
 
   @ApiPropertyOptional({ type: NameRefDto, nullable: true, description: 'One of the company’s departments' })
   @IsOptional()
@@ -141,12 +144,13 @@ export class SandboxEmploymentFieldsDto {
   @MaxLength(100)
   class_code?: string | null;
 
-  @ApiProperty({ type: IncomeDto })
-  // Without it a missing income (or an array) passed: nested validation skips what is not an object.
-  @IsObject({ message: 'income is required and must be an object' })
+  @ApiPropertyOptional({ type: IncomeDto, description: 'Default: a yearly salary, as the sandbox generator draws a staff member’s' })
+  @NotNullWhenPresent()
+  // Nested validation skips what is not an object: an array or a number must be refused here.
+  @IsObject({ message: 'income must be an object' })
   @ValidateNested()
   @Type(() => IncomeDto)
-  income: IncomeDto;
+  income?: IncomeDto;
 
   @ApiPropertyOptional({ type: AddressDto, description: 'Default: the company’s first location' })
   @NotNullWhenPresent()
