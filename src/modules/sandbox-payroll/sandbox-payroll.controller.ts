@@ -33,6 +33,9 @@ const SYNC_NOTE =
  * connection's access token (sandbox connections only) and, like the other sandbox operations,
  * no Service-API-Version header.
  */
+const isoDay = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+const NEXT_TWO_WEEKS = { start_date: isoDay(1), end_date: isoDay(14) };
+
 @ApiTags('sandbox')
 @ApiBearerAuth('access-token')
 @Controller('sandbox')
@@ -111,6 +114,11 @@ export class SandboxPayrollController {
       '16th–last of a month, or a calendar month), paid on end_date; the statements are stored as written, one per employee paid in ' +
       'the period, and every other employee gets a computed one. `pay_date` sets the pay date (alone: the bi-weekly run paid ' +
       `then); without either, the next regular run. ${SYNC_NOTE}`,
+  })
+  @ApiBody({
+    type: RunSandboxPaymentDto,
+    // The public body: a pay period, paid on its end date (the two weeks after the service started, so the example runs).
+    examples: { period: { summary: 'A pay period, paid on its end date', value: NEXT_TWO_WEEKS } },
   })
   @ApiOkResponse({ description: '{ payment_id, pay_date }, with sync_job_id and sync_status after a sync', headers: SYNC_HEADERS })
   async runPayment(
