@@ -678,6 +678,41 @@ describeWithPostgres('sandbox edits', () => {
         expect(next.body.pay_date).toBe(addDays(calendar.pay_date, 14));
       });
 
+      it('pays any period: a short or odd one for its days at the pay schedule’s frequency, one day included (the SDK’s call)', async () => {
+        const fresh = await sandboxEmployer(6);
+        const hired = await post(
+          '/sandbox/directory',
+          [
+            newPerson({ income: { unit: 'yearly', amount: 9_125_000 } }),
+            newPerson({ first_name: 'Hour', income: { unit: 'hourly', amount: 3_000 }, employment: { type: 'employee', subtype: 'full_time' } }),
+          ],
+          fresh.token,
+        );
+        expect(hired.status).toBe(200);
+        const [salaried, hourly] = hired.body.map((p: { id: string }) => p.id);
+
+        // Ten days: $91,250.00 a year is $250.00 a day.
+        const ten = { start_date: '2026-06-15', end_date: '2026-06-24' };
+        const res = await post('/sandbox/payment', ten, fresh.token);
+        expect(res.status).toBe(200);
+        expect(res.body.pay_date).toBe('2026-06-24');
+        const payment = (await read('/employer/payment?start_date=2026-06-24&end_date=2026-06-24', fresh.token)).body[0];
+        expect(payment).toMatchObject({ pay_period: ten, pay_frequencies: ['bi_weekly'] });
+        const statements = await statementsOf(payment.id, fresh.token);
+        expect(statements.find((s) => s.individual_id === salaried)!.earnings).toEqual([expect.objectContaining({ type: 'salary', amount: 250_000 })]);
+        // Full time, 80 hours in two weeks: 57.14 hours in ten days.
+        const wages = statements.find((s) => s.individual_id === hourly)!.earnings as { type: string; hours: number }[];
+        expect(wages.find((line) => line.type === 'wage')!.hours).toBe(57.14);
+
+        // One day, as the SDK sends it (start_date = end_date = today): a day's pay.
+        const finch = new Finch({ accessToken: fresh.token, baseURL: service.url, maxRetries: 0 });
+        const oneDay = await finch.sandbox.payment.create({ start_date: '2026-06-25', end_date: '2026-06-25' });
+        const day = (await read(`/employer/payment?start_date=2026-06-25&end_date=2026-06-25`, fresh.token)).body.find((p: { id: string }) => p.id === oneDay.payment_id);
+        expect(day.pay_period).toEqual({ start_date: '2026-06-25', end_date: '2026-06-25' });
+        const daily = (await statementsOf(day.id, fresh.token)).find((s) => s.individual_id === salaried)!;
+        expect(daily.earnings).toEqual([expect.objectContaining({ type: 'salary', amount: 25_000 })]);
+      });
+
       it('refuses each bad field, naming it, and writes nothing', async () => {
         const fresh = await sandboxEmployer(8);
         const ref = await refOf(fresh.connectionId, fresh.entityId);
@@ -708,7 +743,7 @@ describeWithPostgres('sandbox edits', () => {
         expectInvalid(await pay({ start_date: null, end_date: '2026-06-14' }), 'start_date: start_date must be a date YYYY-MM-DD');
         expectInvalid(await pay({ start_date: '2026-06-01', end_date: '2026-02-30' }), 'end_date: end_date must be a date YYYY-MM-DD');
         expectInvalid(await pay({ start_date: '2026-06-14', end_date: '2026-06-01' }), 'end_date: must not be before start_date (2026-06-14)');
-        expectInvalid(await pay({ start_date: '2026-06-01', end_date: '2026-06-10' }), 'end_date: the pay period must be a week', '10 days');
+        expectInvalid(await pay({ start_date: '2026-06-01', end_date: '2027-06-02' }), 'end_date: a pay period is at most 366 days', '367 days');
         expectInvalid(await pay({ ...period, pay_date: '2026-05-31' }), 'pay_date: must be from start_date (2026-06-01) to 31 days after end_date (2026-07-15)');
         expectInvalid(await pay({ ...period, pay_date: '2026-07-16' }), 'pay_date: must be from start_date');
         expectInvalid(await pay({ start_date: '2027-06-01', end_date: '2027-06-14' }), 'end_date: must be at most 365 days ahead', 'paid on its end date');

@@ -883,3 +883,27 @@ describe('yearToDateAfterWritten', () => {
     expect(() => after(written({ employerContributions: [{ name: 'X', amount: 1.5, type: null }] }))).toThrow(RangeError);
   });
 });
+
+describe('a pay period that is not a whole period of the schedule', () => {
+  it('pays a yearly income for the days of the period: $78,000 over 10 days is $2,136.99, with 56.99 standard hours', () => {
+    // 7,800,000 × 10 / 365 = 213,698.6 → 213,699 cents; 2,080 × 10 / 365 = 56.986 → 56.99 hours.
+    const { statement } = computePayStatement(regularRun({}, { periodDays: 10 }));
+    expect(statement.earnings).toEqual([expect.objectContaining({ type: 'salary', amount: 213_699, hours: 56.99 })]);
+  });
+
+  it('pays one day as a 365th of the year', () => {
+    // 7,800,000 / 365 = 21,369.86 → 21,370 cents.
+    const { statement } = computePayStatement(regularRun({}, { periodDays: 1 }));
+    expect(statement.earnings).toEqual([expect.objectContaining({ type: 'salary', amount: 21_370 })]);
+  });
+
+  it('pays hourly workers their standard hours for the days when none are given', () => {
+    // $30.00 an hour × 56.99 hours = $1,709.70.
+    const { statement } = computePayStatement(regularRun({}, { incomeUnit: 'hourly', incomeAmount: 3_000, periodDays: 10 }));
+    expect(statement.earnings).toEqual([expect.objectContaining({ type: 'wage', hours: 56.99, amount: 170_970 })]);
+  });
+
+  it.each([0, 367, 1.5])('refuses %p days', (periodDays) => {
+    expect(() => computePayStatement(regularRun({}, { periodDays }))).toThrow(/periodDays must be a whole number of days from 1 to 366/);
+  });
+});

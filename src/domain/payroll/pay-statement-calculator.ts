@@ -193,12 +193,16 @@ export function payPeriodsPerYear(frequency: PayFrequency): number {
 /** A full-time year: 52 weeks of 40 hours. Bi-weekly: 80 hours a period. */
 const STANDARD_HOURS_PER_YEAR = 2080;
 
-function standardHoursPerPeriod(payPeriodsPerYear: number): number {
+const DAYS_PER_YEAR = 365;
+
+function standardHoursPerPeriod(payPeriodsPerYear: number, periodDays?: number): number {
+  if (periodDays !== undefined) return Math.round((STANDARD_HOURS_PER_YEAR * 100 * periodDays) / DAYS_PER_YEAR) / 100;
   return Math.round((STANDARD_HOURS_PER_YEAR * 100) / payPeriodsPerYear) / 100;
 }
 
 /**
- * Regular runs earn from the employee: a yearly income is one salary line of annual / periods;
+ * Regular runs earn from the employee: a yearly income is one salary line of annual / periods
+ * (annual × days / 365 for a period that is not a whole one of the schedule);
  * an hourly one is a wage line (rate × regular hours, default the standard hours) plus overtime
  * at 1.5 ×. Given `earnings` replace them (off-cycle bonuses, one-time payments).
  */
@@ -210,9 +214,12 @@ function earningsOf(input: PayStatementInput): EarningLine[] {
     );
   }
   const { employee } = input;
-  const standardHours = standardHoursPerPeriod(employee.payPeriodsPerYear);
+  const standardHours = standardHoursPerPeriod(employee.payPeriodsPerYear, employee.periodDays);
   if (employee.incomeUnit === 'yearly') {
-    const salary = divideRoundingHalfUp(BigInt(employee.incomeAmount), BigInt(employee.payPeriodsPerYear));
+    const salary =
+      employee.periodDays === undefined
+        ? divideRoundingHalfUp(BigInt(employee.incomeAmount), BigInt(employee.payPeriodsPerYear))
+        : divideRoundingHalfUp(BigInt(employee.incomeAmount) * BigInt(employee.periodDays), BigInt(DAYS_PER_YEAR));
     return [{ type: 'salary', name: 'Salary', amount: salary, hours: standardHours }];
   }
   const regularHours = employee.regularHours ?? standardHours;
@@ -602,6 +609,10 @@ function assertValidInput(input: PayStatementInput): void {
     throw new RangeError(
       `employee.payPeriodsPerYear must be a positive integer, got ${input.employee.payPeriodsPerYear}`,
     );
+  }
+  const days = input.employee.periodDays;
+  if (days !== undefined && !(Number.isSafeInteger(days) && days >= 1 && days <= DAYS_PER_YEAR + 1)) {
+    throw new RangeError(`employee.periodDays must be a whole number of days from 1 to 366, got ${days}`);
   }
   for (const hours of [input.employee.regularHours, input.employee.overtimeHours]) {
     if (hours !== undefined && !(Number.isFinite(hours) && hours >= 0)) {

@@ -103,8 +103,14 @@ export interface PayStatementInput {
     incomeUnit: 'yearly' | 'hourly';
     /** Cents per year (yearly) or per hour (hourly). */
     incomeAmount: number;
-    /** 26 for bi-weekly. */
+    /** 26 for bi-weekly: the pay schedule's, which withholding annualizes by. */
     payPeriodsPerYear: number;
+    /**
+     * Days of a pay period that is not a whole period of the schedule (a short or odd one): the
+     * salary and the standard hours are those days' share of the year's (days / 365), not
+     * 1 / payPeriodsPerYear. Absent: a whole period.
+     */
+    periodDays?: number;
     /** Hours in the period for hourly workers (regular, then overtime at 1.5×). */
     regularHours?: number;
     overtimeHours?: number;

@@ -110,9 +110,10 @@ export class SandboxPayrollController {
   @ApiOperation({
     summary: 'Run one pay period for every active employee, with their enrollments in force',
     description:
-      'The public body `{start_date, end_date, pay_statements}`: the dates are the pay period (a week, two weeks, the 1st–15th or ' +
-      '16th–last of a month, or a calendar month), paid on end_date; the statements are stored as written, one per employee paid in ' +
-      'the period, and every other employee gets a computed one. `pay_date` sets the pay date (alone: the bi-weekly run paid ' +
+      'The public body `{start_date, end_date, pay_statements}`: the dates are the pay period (any, up to a year: a week, ' +
+      'two weeks, half a month or a month is a whole period of that frequency, any other is paid for its days), paid on ' +
+      'end_date; the statements are stored as written, one per employee paid in the period, and every other employee gets a ' +
+      'computed one. `pay_date` sets the pay date (alone: the bi-weekly run paid ' +
       `then); without either, the next regular run. ${SYNC_NOTE}`,
   })
   @ApiBody({

@@ -15,7 +15,7 @@ import { EmployerRef, employerRefOf } from '../../domain/providers/provider-port
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { SandboxEmployerStore } from '../../infrastructure/providers/sandbox/sandbox-employer.store';
-import { addDays, daysBetween, payFrequencyOfPeriod, payPeriodOf } from '../../infrastructure/providers/sandbox/sandbox-pay-calendar';
+import { addDays, daysBetween, payPeriodOf } from '../../infrastructure/providers/sandbox/sandbox-pay-calendar';
 import { generatedHireDefaults } from '../../infrastructure/providers/sandbox/sandbox-employer-generator';
 import { isPaidInPeriod } from '../../infrastructure/providers/sandbox/sandbox-pay-run';
 import { NewSandboxPerson, SandboxPerson } from '../../infrastructure/providers/sandbox/sandbox-payroll.types';
@@ -410,6 +410,8 @@ function personRecordOf(person: SandboxPerson): SandboxPersonRecord {
 const MAX_PAY_DAYS_AFTER_PERIOD = 31;
 /** A two-week period's last day, counted from its first. */
 const TWO_WEEKS_LATER = 13;
+/** The longest pay period one run pays: a leap year. */
+const MAX_PERIOD_DAYS = 366;
 
 /** The pay period the body gives, checked; undefined without start_date and end_date. */
 function givenPeriodOf(body: RunSandboxPaymentDto, problems: string[]): { start_date: string; end_date: string } | undefined {
@@ -418,13 +420,12 @@ function givenPeriodOf(body: RunSandboxPaymentDto, problems: string[]): { start_
     start_date: body.start_date ?? addDays(body.end_date!, -TWO_WEEKS_LATER),
     end_date: body.end_date ?? addDays(body.start_date!, TWO_WEEKS_LATER),
   };
+  // Any period is paid: one of a frequency's shape as a whole period of it, any other for its
+  // days (store: a share of the year's pay). A year at most: longer is not one pay run.
   const days = daysBetween(period.start_date, period.end_date) + 1;
   if (period.end_date < period.start_date) problems.push(`end_date: must not be before start_date (${period.start_date})`);
-  else if (!payFrequencyOfPeriod(period)) {
-    problems.push(
-      `end_date: the pay period must be a week (7 days), two weeks (14 days), the 1st–15th or 16th–last day of a month, ` +
-        `or a calendar month (received ${period.start_date} to ${period.end_date}, ${days} days)`,
-    );
+  else if (days > MAX_PERIOD_DAYS) {
+    problems.push(`end_date: a pay period is at most ${MAX_PERIOD_DAYS} days (received ${period.start_date} to ${period.end_date}, ${days} days)`);
   }
   if (body.pay_date !== undefined) {
     const last = addDays(period.end_date, MAX_PAY_DAYS_AFTER_PERIOD);

@@ -398,7 +398,7 @@ describeWithPostgres('sandbox employer store (PostgreSQL)', () => {
         employer_contributions: [],
       });
       const unknownId = '0b6f8a8e-3c1d-4e5f-8a9b-0c1d2e3f4a5b';
-      expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-20', period: { start_date: '2026-06-01', end_date: '2026-06-10' } }))).message).toContain('not a week');
+      expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-20', period: { start_date: '2026-06-10', end_date: '2026-06-01' } }))).message).toContain('the start first');
       expect((await rejection(store.runPayPeriod(ref, { period: week }))).message).toContain('needs its pay date');
       expect((await rejection(store.runPayPeriod(ref, { payDate: '2026-06-12', period: week, statements: [statement(unknownId)] }))).message).toContain(unknownId);
       expect(

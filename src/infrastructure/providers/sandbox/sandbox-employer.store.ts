@@ -19,7 +19,7 @@ import { Clock, CLOCK } from '../../../domain/shared/clock';
 import { invalidRequest } from '../../../domain/shared/domain-error';
 import { returnedRows } from '../../database/query-result';
 import { generateSandboxEmployer, runsPayroll } from './sandbox-employer-generator';
-import { addDays, debitDateOf, isIsoDate, payFrequencyOfPeriod, payPeriodOf, SandboxPayFrequency, toIsoDate } from './sandbox-pay-calendar';
+import { addDays, daysBetween, debitDateOf, isIsoDate, payFrequencyOfPeriod, payPeriodOf, SandboxPayFrequency, toIsoDate } from './sandbox-pay-calendar';
 import { ColumnSet } from '../../database/column-set';
 import {
   enrollmentInForceOf,
@@ -65,8 +65,11 @@ interface RunRequest {
   kind: StatementKind;
   individualIds?: string[];
   earnings?: EarningLine[];
-  /** A given pay period and its frequency; default: the calendar's two weeks before the pay date. */
-  period?: { start_date: string; end_date: string; frequency: SandboxPayFrequency };
+  /**
+   * A given pay period and its frequency; default: the calendar's two weeks before the pay date.
+   * A period of no frequency's shape has its days instead, and the pay schedule's frequency.
+   */
+  period?: { start_date: string; end_date: string; frequency: SandboxPayFrequency | undefined; days?: number };
   /** Statements given as written, by individual id (lower case). */
   statements?: Map<string, PayStatementRecord>;
 }
@@ -592,6 +595,9 @@ export class SandboxEmployerStore {
     await this.lockEmployer(manager, entityId);
     const payDate = request.payDate ?? (await this.defaultPayDate(manager, entityId));
     const period = request.period ?? payPeriodOf(payDate);
+    if (request.period && request.period.frequency === undefined) {
+      request = { ...request, period: { ...request.period, frequency: await this.scheduleFrequency(manager, entityId) } };
+    }
     if (request.individualIds) await this.checkPayable(manager, entityId, request.individualIds, period);
     if (request.statements) await this.checkPayable(manager, entityId, [...request.statements.keys()], period);
     return this.payRun(manager, entityId, { ...request, payDate }, new StoredPayRunSource(manager, entityId, request.individualIds));
@@ -608,8 +614,15 @@ export class SandboxEmployerStore {
     request: RunRequest & { payDate: string },
     source: PayRunSource,
   ): Promise<PaymentRecord | undefined> {
-    const { start_date, end_date, frequency } = request.period ?? { ...payPeriodOf(request.payDate), frequency: 'bi_weekly' as const };
-    const run: PayRun = { kind: request.kind, payDate: request.payDate, period: { start_date, end_date }, frequency, earnings: request.earnings };
+    const { start_date, end_date, frequency, days } = request.period ?? { ...payPeriodOf(request.payDate), frequency: 'bi_weekly' as const, days: undefined };
+    const run: PayRun = {
+      kind: request.kind,
+      payDate: request.payDate,
+      period: { start_date, end_date },
+      frequency: frequency ?? 'bi_weekly',
+      ...(days !== undefined && { periodDays: days }),
+      earnings: request.earnings,
+    };
     const benefits = new Map((await this.readBenefits(manager, entityId)).map((b) => [b.benefit_id, b]));
     const totals = new PaymentTotals();
     let writing: Promise<void> = Promise.resolve();
@@ -696,6 +709,16 @@ export class SandboxEmployerStore {
 
   private async lockEmployer(manager: EntityManager, entityId: string): Promise<void> {
     await manager.query(`SELECT 1 FROM sandbox_employers WHERE entity_id = $1 FOR UPDATE`, [entityId]);
+  }
+
+  /** The employer's pay schedule: the first frequency of its first pay group, bi-weekly (the calendar's) without one. */
+  private async scheduleFrequency(manager: EntityManager, entityId: string): Promise<SandboxPayFrequency> {
+    const [group]: { frequency: string | null }[] = await manager.query(
+      `SELECT pay_frequencies[1] AS frequency FROM sandbox_pay_groups WHERE entity_id = $1 ORDER BY name, id LIMIT 1`,
+      [entityId],
+    );
+    const frequency = group?.frequency;
+    return frequency === 'weekly' || frequency === 'bi_weekly' || frequency === 'semi_monthly' || frequency === 'monthly' ? frequency : 'bi_weekly';
   }
 
   private async readPayGroups(ref: EmployerRef, id?: string): Promise<PayGroupRecord[]> {
@@ -825,7 +848,8 @@ function periodWithFrequency(period: { start_date: string; end_date: string }, p
   }
   if (payDate === undefined) throw invalidRequest('A pay run for a given period needs its pay date');
   const frequency = payFrequencyOfPeriod(period);
-  if (!frequency) throw invalidRequest(`The pay period ${period.start_date} to ${period.end_date} is not a week, two weeks, half a month or a month`);
+  // A period of no frequency's shape (a few days, six weeks) is paid for its days.
+  if (!frequency) return { start_date: period.start_date, end_date: period.end_date, frequency: undefined, days: daysBetween(period.start_date, period.end_date) + 1 };
   return { start_date: period.start_date, end_date: period.end_date, frequency };
 }
 

@@ -28,6 +28,8 @@ export interface PayRun {
   period: { start_date: string; end_date: string };
   /** The calendar's bi-weekly, or the frequency of a given period: it sets pay per period and withholding. */
   frequency: SandboxPayFrequency;
+  /** Days of a given period that is not a whole one of any frequency: pay is those days' share of the year's. */
+  periodDays?: number;
   /** Earnings instead of salary or wage (off-cycle and one-time runs). */
   earnings?: EarningLine[];
 }
@@ -59,7 +61,7 @@ export function payStatementInputOf(
 ): PayStatementInput {
   const { employment, individual } = person;
   const periodsPerYear = payPeriodsPerYear(run.frequency);
-  const hours = run.earnings === undefined && employment.income.unit === 'hourly' ? hoursWorked(person, run.payDate, periodsPerYear) : {};
+  const hours = run.earnings === undefined && employment.income.unit === 'hourly' ? hoursWorked(person, run.payDate, periodsPerYear, run.periodDays) : {};
   return {
     kind: run.kind,
     payDate: run.payDate,
@@ -69,6 +71,7 @@ export function payStatementInputOf(
       incomeUnit: employment.income.unit,
       incomeAmount: employment.income.amount,
       payPeriodsPerYear: periodsPerYear,
+      ...(run.periodDays !== undefined && { periodDays: run.periodDays }),
       ...hours,
     },
     earnings: run.kind === 'regular_payroll' && run.earnings === undefined ? undefined : (run.earnings ?? defaultBonusOf(employment)),
@@ -79,15 +82,17 @@ export function payStatementInputOf(
 
 /**
  * Hourly workers' hours in two weeks: 80 full-time (40–64 otherwise), now and then some
- * overtime; a period of another frequency scales them (a month: 80 × 26 / 12 = 173.33).
+ * overtime; a period of another frequency scales them (a month: 80 × 26 / 12 = 173.33), and a
+ * period of some other length by its days (10 days: 80 × 10 / 14 = 57.14).
  */
-function hoursWorked(person: SandboxPerson, payDate: string, periodsPerYear: number): { regularHours: number; overtimeHours: number } {
+function hoursWorked(person: SandboxPerson, payDate: string, periodsPerYear: number, periodDays?: number): { regularHours: number; overtimeHours: number } {
   // Seeded by person and date: re-running history gives the same hours.
   const random = SeededRandom.derive(person.individual.id, `hours:${payDate}`);
   const fullTime = person.employment.employment.subtype === 'full_time';
   const regularHours = fullTime ? 80 : random.int(40, 64);
   const overtimeHours = fullTime && random.chance(0.25) ? random.int(1, 12) : 0;
-  const scale = (hours: number) => Math.round((hours * 26 * 100) / periodsPerYear) / 100;
+  const scale = (hours: number) =>
+    periodDays === undefined ? Math.round((hours * 26 * 100) / periodsPerYear) / 100 : Math.round((hours * periodDays * 100) / 14) / 100;
   return { regularHours: scale(regularHours), overtimeHours: scale(overtimeHours) };
 }
 

@@ -69,8 +69,8 @@ export interface PayRunOptions {
   earnings?: EarningLine[];
   /**
    * The pay period instead of the calendar's two weeks before the pay date (which must then be
-   * given): a week, two weeks, the 1st–15th or 16th–last of a month, or a calendar month, whose
-   * frequency the computed statements are paid at.
+   * given). A week, two weeks, the 1st–15th or 16th–last of a month or a calendar month is paid
+   * as a whole period of that frequency; any other is paid for its days, at the pay schedule's.
    */
   period?: { start_date: string; end_date: string };
   /**

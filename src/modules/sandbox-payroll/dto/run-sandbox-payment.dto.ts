@@ -193,11 +193,11 @@ export class SandboxPayStatementDto {
 
 /**
  * `POST /sandbox/payment`: every field optional. The public body is `{start_date, end_date,
- * pay_statements}`: the dates are the pay period (a week, two weeks, the 1st–15th or
- * 16th–last of a month, or a calendar month; one date alone completes two weeks) and the
- * payment is paid on end_date. `pay_date` sets the pay date instead: alone, the run is the
- * sandbox's bi-weekly one whose period is the two weeks ending a week before it. With neither,
- * the next regular run: 14 days after the latest regular pay date, or today when that is earlier.
+ * pay_statements}`: the dates are the pay period (any, up to a year; one date alone completes
+ * two weeks) and the payment is paid on end_date. A period of a frequency's shape (a week, two
+ * weeks, half a month, a month) is a whole period of it; any other is paid for its days.
+ * `pay_date` sets the pay date instead: alone, the run is the sandbox's bi-weekly one whose
+ * period is the two weeks ending a week before it. With neither, the next regular run: 14 days after the latest regular pay date, or today when that is earlier.
  * Given statements are used as written; every other employee paid in the period gets a computed one.
  */
 export class RunSandboxPaymentDto {
