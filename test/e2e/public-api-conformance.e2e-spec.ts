@@ -316,6 +316,13 @@ describeWithPostgres('wire compatibility with the public OpenAPI document', () =
       ]);
       const paid = await conforming('POST /sandbox/payment', '/sandbox/payment', token, 200, publicBody);
       expect(paid.body.pay_date).toBe(period.end_date);
+      // The least the public document allows: a person with names alone, and a period of one day.
+      const named = { first_name: 'Only', last_name: 'Names' };
+      expect(publicRequestErrors('POST /sandbox/directory', [named])).toEqual([]);
+      await conforming('POST /sandbox/directory', '/sandbox/directory', token, 200, [named]);
+      const oneDay = { start_date: addDays(period.end_date, 1), end_date: addDays(period.end_date, 1) };
+      expect(publicRequestErrors('POST /sandbox/payment', oneDay)).toEqual([]);
+      expect((await conforming('POST /sandbox/payment', '/sandbox/payment', token, 200, oneDay)).body.pay_date).toBe(oneDay.end_date);
       // The person added with defaults, as the employer reads see them.
       await conforming('POST /employer/individual', '/employer/individual', token, 200, { requests: [{ individual_id: id }] });
       await conforming('POST /employer/employment', '/employer/employment', token, 200, { requests: [{ individual_id: id }] });
