@@ -311,6 +311,8 @@ export const ROUTES: FuzzRoute[] = [
 
   // Ops dashboard and API
   { method: 'GET', path: '/ops', auth: 'none' },
+  // Sent on to /ops (308).
+  { method: 'GET', path: '/ops/', auth: 'none' },
   { method: 'GET', path: '/ops/assets/dashboard.js', auth: 'none' },
   { method: 'GET', path: '/ops/assets/dashboard.css', auth: 'none' },
   { method: 'POST', path: '/ops/session', auth: 'ops' },
