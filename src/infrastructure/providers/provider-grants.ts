@@ -45,8 +45,6 @@ const COLUMNS = 'connection_id, provider_id, account_ref, access_token_sealed, r
  */
 @Injectable()
 export class ProviderGrants {
-  private sealed: SecretBox | undefined;
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly sealingKey: SealingKey,
@@ -119,13 +117,11 @@ export class ProviderGrants {
   }
 
   private box(): SecretBox {
-    this.sealed ??= this.sealingKey.box('provider-tokens');
-    if (this.sealed) return this.sealed;
-    // A state of this deployment, not of the request: 409, not 500.
-    throw new DomainError(
-      'conflict_error',
-      'Real payroll providers are not configured on this service: set WEBHOOK_SECRETS_KEY (the key that encrypts stored secrets and provider tokens; every instance shares it)',
-      { serviceCode: 'providers_not_configured' },
-    );
+    return this.sealingKey.requireBox('provider-tokens', {
+      message:
+        'Real payroll providers are not configured on this service: set WEBHOOK_SECRETS_KEY (the key that encrypts stored secrets and provider tokens; every instance shares it)',
+      serviceCode: 'providers_not_configured',
+    });
   }
+
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
+import { DomainError } from '../../domain/shared/domain-error';
 import { SecretBox } from '../webhooks/secret-box';
 
 const KEY_FILE = 'webhook-secrets.key';
@@ -17,6 +18,7 @@ const KEY_FILE = 'webhook-secrets.key';
 @Injectable()
 export class SealingKey {
   private material: string | undefined;
+  private readonly boxes = new Map<string, SecretBox>();
 
   constructor(private readonly config: AppConfig) {}
 
@@ -24,6 +26,20 @@ export class SealingKey {
   box(purpose: string): SecretBox | undefined {
     const material = this.keyMaterial();
     return material === undefined ? undefined : new SecretBox(material, purpose);
+  }
+
+  /**
+   * The box for one purpose, derived once. Without a key, what needs it is refused with 409
+   * `serviceCode` and `message`: a state of this deployment, not of the request (not a 500).
+   */
+  requireBox(purpose: string, missing: { message: string; serviceCode: string }): SecretBox {
+    let box = this.boxes.get(purpose);
+    if (!box) {
+      box = this.box(purpose);
+      if (!box) throw new DomainError('conflict_error', missing.message, { serviceCode: missing.serviceCode });
+      this.boxes.set(purpose, box);
+    }
+    return box;
   }
 
   private keyMaterial(): string | undefined {

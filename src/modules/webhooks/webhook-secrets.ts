@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../../domain/shared/domain-error';
 import { SealingKey } from '../../infrastructure/secrets/sealing-key';
 import { newSigningSecret, SecretBox } from '../../infrastructure/webhooks/secret-box';
 
@@ -13,7 +12,6 @@ const OPENED_KEPT = 10_000;
  */
 @Injectable()
 export class WebhookSecrets {
-  private box: SecretBox | undefined;
   private readonly opened = new Map<string, string>();
 
   constructor(private readonly sealingKey: SealingKey) {}
@@ -36,13 +34,10 @@ export class WebhookSecrets {
   }
 
   private keyBox(): SecretBox {
-    this.box ??= this.sealingKey.box('webhook-secrets');
-    if (this.box) return this.box;
-    // A state of this deployment, not of the request: 409, not 500.
-    throw new DomainError(
-      'conflict_error',
-      'Webhooks are not configured on this service: set WEBHOOK_SECRETS_KEY (the key that encrypts signing secrets; every instance shares it)',
-      { serviceCode: 'webhooks_not_configured' },
-    );
+    return this.sealingKey.requireBox('webhook-secrets', {
+      message: 'Webhooks are not configured on this service: set WEBHOOK_SECRETS_KEY (the key that encrypts signing secrets; every instance shares it)',
+      serviceCode: 'webhooks_not_configured',
+    });
   }
+
 }

@@ -138,7 +138,6 @@ interface SubscriptionRow {
  *      refuses (someone else's guess) is dropped: only Gusto decides which token is real.
  */
 export class GustoWebhookSubscriptions {
-  private sealed: SecretBox | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -274,14 +273,12 @@ export class GustoWebhookSubscriptions {
   }
 
   private box(): SecretBox {
-    this.sealed ??= this.sealingKey.box('gusto-webhook-verification-tokens');
-    if (this.sealed) return this.sealed;
-    throw new DomainError(
-      'conflict_error',
-      'Gusto webhooks need WEBHOOK_SECRETS_KEY (the key that encrypts stored secrets; every instance shares it)',
-      { serviceCode: 'providers_not_configured' },
-    );
+    return this.sealingKey.requireBox('gusto-webhook-verification-tokens', {
+      message: 'Gusto webhooks need WEBHOOK_SECRETS_KEY (the key that encrypts stored secrets; every instance shares it)',
+      serviceCode: 'providers_not_configured',
+    });
   }
+
 }
 
 function toSubscription(answer: SubscriptionAnswer | undefined): StoredSubscription | undefined {
