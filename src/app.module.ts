@@ -24,12 +24,14 @@ import { ProviderAdaptersModule } from './infrastructure/providers/provider-adap
 import { SandboxPayrollModule } from './modules/sandbox-payroll/sandbox-payroll.module';
 import { ForwardModule } from './modules/forward/forward.module';
 import { SyncModule } from './modules/sync/sync.module';
+import { ReconciliationModule } from './modules/reconciliation/reconciliation.module';
 import { EmployerModule } from './modules/employer/employer.module';
 import { RulesModule } from './modules/rules/rules.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { BenefitsModule } from './modules/benefits/benefits.module';
 import { AssistedModule } from './modules/assisted/assisted.module';
 import { EnrollmentsModule } from './modules/enrollments/enrollments.module';
+import { ReconciliationReadsModule } from './modules/reconciliation-reads/reconciliation-reads.module';
 import { IdempotencyModule } from './infrastructure/http/idempotency/idempotency.module';
 import { OpsAuditModule } from './modules/ops-audit/ops-audit.module';
 import { OpsSignInThrottleModule } from './modules/ops-auth/ops-sign-in-throttle';
@@ -97,11 +99,13 @@ export class AppModule {
         SandboxPayrollModule,
         ForwardModule,
         SyncModule,
+        ReconciliationModule,
         EmployerModule,
         RulesModule,
         BenefitsModule,
         AssistedModule,
         EnrollmentsModule,
+        ReconciliationReadsModule,
         OpsModule,
         OpsDashboardModule,
         PoliciesModule,

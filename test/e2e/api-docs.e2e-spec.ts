@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { DataSource } from 'typeorm';
 import { EXAMPLE_IDS } from '../../src/infrastructure/http/api-docs-examples';
 import { CURRENT_API_VERSION } from '../../src/infrastructure/http/api-version';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, createApplication } from '../utils/connect';
 import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
+import { ReconciliationFixtures } from '../utils/reconciliation-fixtures';
 
 /**
  * The served OpenAPI document against the running service: every read answers 200 when called
@@ -131,7 +133,29 @@ describeWithPostgres('the OpenAPI document against the service', () => {
     const job = await service.request('/jobs/automated', json({ type: 'data_sync_all' }, { ...bearer(token), 'service-api-version': CURRENT_API_VERSION }));
     expect(job.status).toBeLessThan(300);
     const groups = await service.request('/employer/pay-groups', { headers: { ...bearer(token), 'service-api-version': CURRENT_API_VERSION } });
-    const ids = { benefit_id: benefit.body.benefit_id, job_id: job.body.job_id, pay_group_id: groups.body[0].id };
+    // What reconciliation writes, for the reads of it: one reconciled statement and the discrepancy it fed.
+    const target = { connectionId: connection.connection_id, entityId: connection.entity_id };
+    const reconciliation = new ReconciliationFixtures(service.app.get(DataSource));
+    const [paymentId, individualId] = [randomUUID(), randomUUID()];
+    const discrepancyId = await reconciliation.discrepancy(target, {
+      benefitId: benefit.body.benefit_id,
+      individualId,
+      kind: 'missing',
+      status: 'open',
+      firstPaymentId: paymentId,
+      firstPayDate: '2026-01-15',
+      openedAt: '2026-01-16T00:00:00Z',
+    });
+    await reconciliation.results(target, [
+      { paymentId, individualId, benefitId: benefit.body.benefit_id, payDate: '2026-01-15', result: 'missing', expectedEmployee: 500, discrepancyId },
+    ]);
+    const ids = {
+      benefit_id: benefit.body.benefit_id,
+      job_id: job.body.job_id,
+      pay_group_id: groups.body[0].id,
+      discrepancy_id: discrepancyId,
+      payment_id: paymentId,
+    };
     // Required parameters without a default or example are the ones a person types in.
     const query = { start_date: '2026-01-01', end_date: '2026-12-31' };
 

@@ -48,7 +48,7 @@ describeWithPostgres('the quickstart', () => {
   const bash = spawnSync('bash', ['--version']).status === 0;
   const curl = spawnSync('curl', ['--version']).status === 0;
 
-  it('runs end to end: connect, create a 401(k) with a match, enroll at 6 %, run payroll, read the statement', async () => {
+  it('runs end to end: connect, create a 401(k) with a match, enroll at 6 %, run payroll, read the statement, find a discrepancy and see it resolved', async () => {
     if (!bash || !curl) throw new Error('the quickstart test needs bash and curl');
     const dataDir = mkdtempSync(join(tmpdir(), 'bo-quickstart-'));
     const service = await startAsNewcomer(dataDir);
@@ -66,7 +66,9 @@ describeWithPostgres('the quickstart', () => {
       // The ids HRIS events and policies name the employer by, kept for the reader.
       expect(output).toMatch(/^connection [0-9a-f-]{36}, entity [0-9a-f-]{36}$/m);
       expect(output.match(/^job \S+: complete$/gm)).toHaveLength(2);
-      const statement = JSON.parse(output.slice(output.lastIndexOf('\n{') + 1)) as {
+      // The statement is the last JSON object printed (section 7); section 8 prints lines of text.
+      const json = output.slice(output.lastIndexOf('\n{') + 1);
+      const statement = JSON.parse(json.slice(0, json.indexOf('\n}') + 2)) as {
         gross_pay: { amount: number };
         employee_deductions: Line[];
         employer_contributions: Line[];
@@ -80,6 +82,11 @@ describeWithPostgres('the quickstart', () => {
       expect(match).toMatchObject({ type: '401k' });
       // 100 % of the first 3 % of pay plus 50 % of the next 2 %: 4 % of gross, within rounding.
       expect(Math.abs(match!.amount - Math.round((gross * 400) / 10_000))).toBeLessThanOrEqual(1);
+      // Section 8: the skipped deduction is found missing, then resolved by the next run.
+      const found = [...output.matchAll(/^missing (open|resolved): expected (\d+), observed (\d+)$/gm)];
+      expect(found.map((m) => m[1])).toEqual(['open', 'resolved']);
+      expect(Number(found[0][2])).toBeGreaterThan(0);
+      expect(found[0][3]).toBe('0');
     } finally {
       await service.stop();
       rmSync(dataDir, { recursive: true, force: true });

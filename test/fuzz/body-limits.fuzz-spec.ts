@@ -128,7 +128,7 @@ async function employerTargets(service: ServiceProcess): Promise<FuzzTargets> {
     },
     application: APPLICATION,
     connect: { sessionId: randomUUID(), providerFlow: randomUUID(), signInFlow: randomUUID(), consentFlow: randomUUID(), entityName: 'Acme' },
-    ops: { taskIds: some(), sagaIds: some(), jobIds: some(), deadLetterIds: some(), connectionIds: some(), policyIds: some() },
+    ops: { taskIds: some(), sagaIds: some(), jobIds: some(), deadLetterIds: some(), connectionIds: some(), policyIds: some(), discrepancyIds: some() },
     webhooks: { endpointIds: some(), deletableEndpointIds: some(), deliveryIds: some() },
   };
 }

@@ -1,5 +1,7 @@
+import { DataSource } from 'typeorm';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { basic, bearer, createApplication } from '../utils/connect';
+import { insertDiscrepancy } from '../utils/discrepancy-fixtures';
 import { expectEventually } from '../utils/expect-eventually';
 import { startTestService, TestResponse, TestService } from '../utils/test-app';
 import type { EmployerKind } from './arbitraries';
@@ -56,6 +58,7 @@ export class FuzzContext {
       context.revokedToken = revoked.token;
       await setup.hrisEvents(automated);
       await setup.policy(automated);
+      await setup.discrepancies([automated, assisted]);
       context.ops = await setup.opsIds();
       context.webhooks = { ...endpoints, deliveryIds: await setup.webhookDeliveryIds(endpoints.endpointIds[0]) };
       context.connect = await setup.connectFlow();
@@ -229,6 +232,23 @@ class Setup {
     );
   }
 
+  /** Open discrepancies of each employer's benefit and people, as the reconciliation job writes them (one the service applied, one it did not). */
+  async discrepancies(employers: EmployerTargets[]): Promise<void> {
+    const db = this.service.app.get(DataSource);
+    for (const employer of employers) {
+      for (const [i, kind] of [[0, 'amount_mismatch'], [3, 'unexpected']] as const) {
+        await insertDiscrepancy(db, {
+          connectionId: employer.connectionId,
+          entityId: employer.entityId,
+          benefitId: employer.benefitIds[0],
+          individualId: employer.individualIds[i],
+          kind,
+          openedAt: new Date(),
+        });
+      }
+    }
+  }
+
   /** Endpoints at a port nobody answers on: their deliveries fail and stay to be read and resent. */
   async webhookEndpoints(): Promise<Omit<FuzzTargets['webhooks'], 'deliveryIds'>> {
     const create = async (event_types?: string[]) =>
@@ -257,6 +277,7 @@ class Setup {
       deadLetterIds: await list('/ops/api/dead-letters', 'dead_letter_id'),
       connectionIds: await list('/ops/api/connections', 'connection_id'),
       policyIds: await list('/ops/api/policies', 'policy_id'),
+      discrepancyIds: await list('/ops/api/discrepancies', 'discrepancy_id'),
     };
     for (const [name, ids] of Object.entries(ops)) {
       if (ids.length === 0 || ids.some((id) => typeof id !== 'string')) throw new Error(`fuzz setup: no ${name} from the ops API`);

@@ -27,6 +27,8 @@ export interface FuzzTargets {
     deadLetterIds: string[];
     connectionIds: string[];
     policyIds: string[];
+    /** Open deduction discrepancies of the two employers (fixture rows), to read, acknowledge and re-apply. */
+    discrepancyIds: string[];
   };
   webhooks: {
     endpointIds: string[];
@@ -172,6 +174,35 @@ export const ROUTES: FuzzRoute[] = [
       })),
     }),
   },
+  // Payroll faults: a payroll admin's enrollment edit, and adjustments of the next regular pay run.
+  {
+    method: 'PUT',
+    path: '/sandbox/benefits/:benefit_id/individuals/:individual_id',
+    auth: 'bearer',
+    body: 'json',
+    ids: { benefit_id: (t) => t.employer.benefitIds, individual_id: (t) => t.employer.individualIds },
+    valid: () => ({ configuration: { employee_deduction: percent(300), company_contribution: { type: 'fixed', amount: 1_000 } } }),
+  },
+  {
+    method: 'DELETE',
+    path: '/sandbox/benefits/:benefit_id/individuals/:individual_id',
+    auth: 'bearer',
+    ids: { benefit_id: (t) => t.employer.benefitIds, individual_id: (t) => t.employer.individualIds },
+  },
+  {
+    method: 'POST',
+    path: '/sandbox/payroll/adjustments',
+    auth: 'bearer',
+    body: 'json',
+    valid: (t) => ({
+      adjustments: [
+        { individual_id: t.employer.individualIds[0], benefit_id: t.employer.benefitIds[0], action: 'change', employee_amount: 1_500, employer_amount: 0 },
+        { individual_id: t.employer.individualIds[1], benefit_id: t.employer.benefitIds[0], action: 'skip' },
+      ],
+    }),
+  },
+  { method: 'GET', path: '/sandbox/payroll/adjustments', auth: 'bearer' },
+  { method: 'DELETE', path: '/sandbox/payroll/adjustments', auth: 'bearer' },
   { method: 'POST', path: '/sandbox/jobs', auth: 'bearer', disposable: true, body: 'json', valid: () => ({ type: 'data_sync_all' }) },
   { method: 'GET', path: '/sandbox/jobs/configuration', auth: 'bearer' },
   { method: 'PUT', path: '/sandbox/jobs/configuration', auth: 'bearer', disposable: true, body: 'json', valid: () => ({ type: 'data_sync_all', completion_status: 'complete' }) },
@@ -281,6 +312,40 @@ export const ROUTES: FuzzRoute[] = [
   },
   { method: 'GET', path: '/employer/benefits/:benefit_id/enrolled', auth: 'bearer', version: true, ids: { benefit_id: (t) => t.employer.benefitIds } },
 
+  // Reconciliation reads (what the reconciliation job wrote; discrepancy ids: none known, the nil UUID)
+  {
+    method: 'GET',
+    path: '/reconciliation/discrepancies',
+    auth: 'bearer',
+    version: true,
+    query: (t) => [
+      ...first(t.employer.benefitIds).map((id): [string, string] => ['benefit_id', id]),
+      ...first(t.employer.paymentIds).map((id): [string, string] => ['payment_id', id]),
+      ['kind', 'missing,amount_mismatch'],
+      ['status', 'open'],
+      ['limit', '5'],
+      ['offset', '0'],
+    ],
+  },
+  { method: 'GET', path: '/reconciliation/discrepancies/:discrepancy_id', auth: 'bearer', version: true, ids: { discrepancy_id: () => [] } },
+  {
+    method: 'GET',
+    path: '/reconciliation/payments/:payment_id/results',
+    auth: 'bearer',
+    version: true,
+    ids: { payment_id: (t) => t.employer.paymentIds },
+    query: (t) => [...first(t.employer.individualIds).map((id): [string, string] => ['individual_id', id]), ['result', 'matched,missing'], ['limit', '5']],
+  },
+  {
+    method: 'GET',
+    path: '/reconciliation/payments/:payment_id/contributions',
+    auth: 'bearer',
+    version: true,
+    ids: { payment_id: (t) => t.employer.paymentIds },
+    query: (t) => [...first(t.employer.benefitIds).map((id): [string, string] => ['benefit_id', id]), ['format', 'csv']],
+  },
+  { method: 'GET', path: '/reconciliation/status', auth: 'bearer', version: true, query: (t) => [['entity_ids', t.employer.entityId]] },
+
   // HRIS events
   { method: 'POST', path: '/hris/events', auth: 'application', body: 'json', valid: hired },
 
@@ -332,6 +397,22 @@ export const ROUTES: FuzzRoute[] = [
   { method: 'POST', path: '/ops/api/dead-letters/:dead_letter_id/discard', auth: 'ops', body: 'json', ids: { dead_letter_id: (t) => t.ops.deadLetterIds }, valid: () => ({ note: 'cannot apply' }) },
   { method: 'GET', path: '/ops/api/connections', auth: 'ops', query: () => [['status', 'connected'], ['provider_id', 'sandbox_automated'], ['limit', '5']] },
   { method: 'GET', path: '/ops/api/connections/:connection_id', auth: 'ops', ids: { connection_id: (t) => t.ops.connectionIds } },
+  {
+    method: 'GET',
+    path: '/ops/api/discrepancies',
+    auth: 'ops',
+    query: (t) => [['connection_id', t.employer.connectionId], ['kind', 'missing,unexpected'], ['status', 'open,acknowledged'], ['include', 'individual_names'], ['limit', '5']],
+  },
+  { method: 'GET', path: '/ops/api/discrepancies/:discrepancy_id', auth: 'ops', ids: { discrepancy_id: (t) => t.ops.discrepancyIds }, query: () => [['include', 'individual_names']] },
+  {
+    method: 'POST',
+    path: '/ops/api/discrepancies/:discrepancy_id/acknowledge',
+    auth: 'ops',
+    body: 'json',
+    ids: { discrepancy_id: (t) => t.ops.discrepancyIds },
+    valid: () => ({ note: 'payroll fixes it from the next run' }),
+  },
+  { method: 'POST', path: '/ops/api/discrepancies/:discrepancy_id/reapply', auth: 'ops', ids: { discrepancy_id: (t) => t.ops.discrepancyIds } },
   { method: 'GET', path: '/ops/api/webhooks/endpoints', auth: 'ops' },
   {
     method: 'GET',

@@ -15,6 +15,10 @@ export const BENEFIT_EVENT_TYPES = [
   'OpsTaskCompleted',
   'OpsTaskFailed',
   'OpsTaskCancelled',
+  // Reconciliation of payroll against enrollments (docs/reconciliation.md).
+  'DeductionDiscrepancyOpened',
+  'DeductionDiscrepancyResolved',
+  'PaymentContributionsReady',
 ] as const;
 export type BenefitEventType = (typeof BENEFIT_EVENT_TYPES)[number];
 

@@ -1,5 +1,5 @@
 import { EnrollmentConfigurationParams } from '../benefits/benefit-job-params';
-import { applyToTimeline, AppliedTimeline, endedOnOf, enrolledOnOrAfter, inForceOn } from './applied-timeline';
+import { APPLIED_HISTORY_DAYS, applyToTimeline, AppliedTimeline, endedOnOf, enrolledOnOrAfter, inForceOn, segmentInForceOn } from './applied-timeline';
 
 const pct = (amount: number): EnrollmentConfigurationParams => ({
   employee_deduction: { type: 'percent', amount },
@@ -39,15 +39,24 @@ describe('applied timeline', () => {
     expect(enrolledOnOrAfter(t, '2026-08-15')).toBe(false);
   });
 
-  it('forgets segments that ended before the one in force today', () => {
+  it('keeps what applied in the last APPLIED_HISTORY_DAYS, for pay statements paid then', () => {
     let t: AppliedTimeline = [];
     t = applyToTimeline(t, { effectiveDate: '2026-01-01', configuration: pct(100) }, '2026-01-01');
-    t = applyToTimeline(t, { effectiveDate: '2026-03-01', configuration: pct(200) }, '2026-03-01');
+    t = applyToTimeline(t, { effectiveDate: '2026-03-01', configuration: pct(200), jobId: 'job-2' }, '2026-03-01');
     t = applyToTimeline(t, { effectiveDate: '2026-09-01', configuration: pct(300) }, TODAY);
-    expect(t).toEqual([
-      { from: '2026-03-01', configuration: pct(200) },
-      { from: '2026-09-01', configuration: pct(300) },
-    ]);
+    expect(t.map((s) => s.from)).toEqual(['2026-01-01', '2026-03-01', '2026-09-01']);
+    expect(inForceOn(t, '2026-02-15')).toEqual(pct(100));
+    expect(segmentInForceOn(t, '2026-05-01')).toEqual({ from: '2026-03-01', configuration: pct(200), jobId: 'job-2' });
+  });
+
+  it('forgets segments that stopped applying more than APPLIED_HISTORY_DAYS ago', () => {
+    let t: AppliedTimeline = [];
+    t = applyToTimeline(t, { effectiveDate: '2025-01-01', configuration: pct(100) }, '2025-01-01');
+    t = applyToTimeline(t, { effectiveDate: '2025-03-01', configuration: pct(200) }, '2025-03-01');
+    // 2025-03-01 is more than 400 days before 2026-05-01: the first segment is gone, the second stays (it still applies).
+    t = applyToTimeline(t, { effectiveDate: '2026-09-01', configuration: pct(300) }, `2026-05-01`);
+    expect(t.map((s) => s.from)).toEqual(['2025-03-01', '2026-09-01']);
+    expect(APPLIED_HISTORY_DAYS).toBe(400);
   });
 
   it('counts a future-dated enrollment as one a termination must end', () => {

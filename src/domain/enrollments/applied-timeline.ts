@@ -10,42 +10,57 @@ export interface AppliedSegment {
   /** `YYYY-MM-DD` */
   from: string;
   configuration: EnrollmentConfigurationParams | null;
+  /** The job whose change this is (absent on segments written before jobs were recorded). */
+  jobId?: string;
 }
+
+/**
+ * How long a segment is kept after it stopped applying: pay statements are reconciled against
+ * the configuration in force on their pay date, and a sync may bring a year of them, or a
+ * correction of one paid months ago (src/domain/reconciliation).
+ */
+export const APPLIED_HISTORY_DAYS = 400;
 
 export type AppliedTimeline = readonly AppliedSegment[];
 
 /**
  * The timeline after the provider applied a change: everything from its date on is replaced.
- * Segments that ended before the one in force on `today` are dropped: nothing reads the past.
+ * Segments that stopped applying more than APPLIED_HISTORY_DAYS before `today` are dropped.
  */
 export function applyToTimeline(
   timeline: AppliedTimeline,
-  change: { effectiveDate: string; configuration: EnrollmentConfigurationParams | null },
+  change: { effectiveDate: string; configuration: EnrollmentConfigurationParams | null; jobId?: string },
   today: string,
 ): AppliedTimeline {
   const kept = timeline.filter((s) => s.from < change.effectiveDate);
-  return compacted([...kept, { from: change.effectiveDate, configuration: change.configuration }], today);
+  const segment: AppliedSegment = { from: change.effectiveDate, configuration: change.configuration };
+  if (change.jobId !== undefined) segment.jobId = change.jobId;
+  return compacted([...kept, segment], today);
 }
 
 function compacted(timeline: AppliedSegment[], today: string): AppliedSegment[] {
-  let current = -1;
-  timeline.forEach((s, i) => {
-    if (s.from <= today) current = i;
-  });
-  const fromCurrent = current > 0 ? timeline.slice(current) : timeline;
-  // An ended enrollment in force today with nothing after it says no more than an empty timeline
-  // would, but it records when it ended, which the rows show (ended_on): keep it.
-  return fromCurrent;
+  const cutoff = daysBefore(today, APPLIED_HISTORY_DAYS);
+  // A segment applied until the next one began: it is kept while that was within the history.
+  return timeline.filter((s, i) => i === timeline.length - 1 || timeline[i + 1].from > cutoff);
+}
+
+function daysBefore(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The segment in force on `date` (an ended enrollment's too), or null before the first. */
+export function segmentInForceOn(timeline: AppliedTimeline, date: string): AppliedSegment | null {
+  let found: AppliedSegment | null = null;
+  for (const segment of timeline) {
+    if (segment.from > date) break;
+    found = segment;
+  }
+  return found;
 }
 
 /** The configuration in force on `date`, or null. */
 export function inForceOn(timeline: AppliedTimeline, date: string): EnrollmentConfigurationParams | null {
-  let found: EnrollmentConfigurationParams | null = null;
-  for (const segment of timeline) {
-    if (segment.from > date) break;
-    found = segment.configuration;
-  }
-  return found;
+  return segmentInForceOn(timeline, date)?.configuration ?? null;
 }
 
 /**

@@ -365,7 +365,11 @@ describe('EnrollmentLedger', () => {
       store.process(end.groups[0].id, [ok('a')], new Date('2026-08-15T00:00:00Z'));
       expect(store.rows.get('a')!.latest).toMatchObject({ status: 'unenrolled', endedOn: '2026-08-15', configuration: pct(300) });
       expect(inForceOn(store.rows.get('a')!.applied, '2026-08-15')).toBeNull();
-      expect(store.rows.get('a')!.applied).toEqual([{ from: '2026-08-15', configuration: null }]);
+      // What applied before the end stays (pay statements of those dates are reconciled against it).
+      expect(store.rows.get('a')!.applied).toEqual([
+        { from: '2026-07-02', configuration: pct(300), jobId: expect.any(String) },
+        { from: '2026-08-15', configuration: null, jobId: expect.any(String) },
+      ]);
     });
   });
 });

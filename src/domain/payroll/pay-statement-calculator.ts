@@ -249,7 +249,7 @@ function earningsOf(input: PayStatementInput): EarningLine[] {
  * once. Off-cycle and one-time runs: only every-paycheck retirement and HSA elections, since
  * a bonus defers like pay does; monthly and one-time deductions belong to regular runs.
  */
-function isDue(enrollment: EnrollmentInForce, supplemental: boolean, month: number, before: YearToDate): boolean {
+export function isDue(enrollment: EnrollmentInForce, supplemental: boolean, month: number, before: YearToDate): boolean {
   const frequency = enrollment.frequency ?? 'every_paycheck';
   if (supplemental) {
     return frequency === 'every_paycheck' && taxTreatmentOf(enrollment.benefitType).appliesToSupplementalPay;
@@ -265,7 +265,7 @@ function isDue(enrollment: EnrollmentInForce, supplemental: boolean, month: numb
 }
 
 /** Percent elections are basis points of gross; fixed ones are cents, on regular runs only. */
-function requestedEmployeeDeduction(enrollment: EnrollmentInForce, grossPay: number, supplemental: boolean): number {
+export function requestedEmployeeDeduction(enrollment: EnrollmentInForce, grossPay: number, supplemental: boolean): number {
   const election = enrollment.employeeDeduction;
   if (!election) return 0;
   if (election.type === 'percent') return basisPointsOf(grossPay, election.amount);
@@ -273,7 +273,7 @@ function requestedEmployeeDeduction(enrollment: EnrollmentInForce, grossPay: num
 }
 
 /** Amounts counted against annual maximums and IRS limits, this statement's included so far. */
-interface CountedContributions {
+export interface CountedContributions {
   byBenefit: Record<string, number>;
   electiveDeferrals: number;
   simpleDeferrals: number;
@@ -281,7 +281,7 @@ interface CountedContributions {
   hsaTotal: number;
 }
 
-function countedFrom(before: YearToDate): CountedContributions {
+export function countedFrom(before: YearToDate): CountedContributions {
   return {
     byBenefit: { ...before.employeeByBenefit },
     electiveDeferrals: before.electiveDeferrals,
@@ -291,12 +291,12 @@ function countedFrom(before: YearToDate): CountedContributions {
   };
 }
 
-function count(counted: CountedContributions, enrollment: EnrollmentInForce, employee: number, employer = 0): void {
+export function count(counted: CountedContributions, enrollment: EnrollmentInForce, employee: number, employer = 0): void {
   counted.byBenefit[enrollment.benefitId] = (counted.byBenefit[enrollment.benefitId] ?? 0) + employee;
   countAgainstLimit(counted, enrollment.benefitType, employee, employer);
 }
 
-function countAgainstLimit(counted: CountedContributions, type: BenefitType, employee: number, employer = 0): void {
+export function countAgainstLimit(counted: CountedContributions, type: BenefitType, employee: number, employer = 0): void {
   switch (taxTreatmentOf(type).limit) {
     case 'elective_deferral':
       counted.electiveDeferrals += employee;
@@ -328,13 +328,13 @@ function catchUpOf(enrollment: EnrollmentInForce, age: number, age50: number, ag
 }
 
 /** HSA limit of the enrollment's coverage (self-only when not given) plus the catch-up at 55. */
-function hsaLimitOf(enrollment: EnrollmentInForce, limits: IrsLimits, age: number): number {
+export function hsaLimitOf(enrollment: EnrollmentInForce, limits: IrsLimits, age: number): number {
   const coverage = enrollment.hsaContributionLimit === 'family' ? limits.hsaFamily : limits.hsaSelfOnly;
   return coverage + (enrollment.catchUp && age >= 55 ? limits.hsaCatchUpAge55 : 0);
 }
 
 /** What is left of the enrollment's annual maximum and its IRS limit (employee side). */
-function employeeRoomOf(
+export function employeeRoomOf(
   enrollment: EnrollmentInForce,
   counted: CountedContributions,
   limits: IrsLimits,
@@ -501,7 +501,7 @@ function employerContributions(
   });
 }
 
-function requestedEmployerContribution(
+export function requestedEmployerContribution(
   enrollment: EnrollmentInForce,
   deferral: number,
   grossPay: number,
@@ -519,7 +519,7 @@ function requestedEmployerContribution(
 }
 
 /** The totals to carry in: the same year's as given, otherwise a fresh year. */
-function yearToDateFor(carried: YearToDate | null, year: number): YearToDate {
+export function yearToDateFor(carried: YearToDate | null, year: number): YearToDate {
   if (carried && carried.year === year) {
     return {
       ...carried,

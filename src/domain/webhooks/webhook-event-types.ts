@@ -34,7 +34,9 @@ export const DATA_CHANGE_EVENT_TYPES = [
 
 export const STANDARD_EVENT_TYPES = [...JOB_COMPLETION_EVENT_TYPES, 'account.updated', ...DATA_CHANGE_EVENT_TYPES] as const;
 
-export const OPT_IN_EVENT_TYPES = ['hris.saga.completed', 'hris.saga.failed', 'hris.event.dead_lettered'] as const;
+export const RECONCILIATION_EVENT_TYPES = ['deduction.discrepancy.opened', 'deduction.discrepancy.resolved', 'payment.contributions.ready'] as const;
+
+export const OPT_IN_EVENT_TYPES = ['hris.saga.completed', 'hris.saga.failed', 'hris.event.dead_lettered', ...RECONCILIATION_EVENT_TYPES] as const;
 
 export const WEBHOOK_EVENT_TYPES: readonly string[] = [...STANDARD_EVENT_TYPES, ...OPT_IN_EVENT_TYPES];
 
@@ -67,6 +69,9 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<WebhookEventType, string> = {
   'hris.saga.completed': 'Opt-in: an HRIS event (hire, contribution change, termination) was carried out',
   'hris.saga.failed': 'Opt-in: an HRIS event could not be carried out',
   'hris.event.dead_lettered': 'Opt-in: an HRIS event was refused as poison (its key named a connection of yours)',
+  'deduction.discrepancy.opened': 'Opt-in: reconciliation found payroll deducting other than enrolled (docs/reconciliation.md)',
+  'deduction.discrepancy.resolved': 'Opt-in: a later pay statement or provider read agrees again',
+  'payment.contributions.ready': "Opt-in: a payment's statements are reconciled; its contributions can be read",
 };
 
 export type EventTypesChoice = { ok: true; types: string[] } | { ok: false; message: string };

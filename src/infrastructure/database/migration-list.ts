@@ -28,9 +28,11 @@ import { ProviderBenefitLinks1797970000000 } from './migrations/1797970000000-pr
 import { GustoWebhooks1797980000000 } from './migrations/1797980000000-gusto-webhooks';
 import { PendingProviderGrants1797990000000 } from './migrations/1797990000000-pending-provider-grants';
 import { SagaSourceEventLookup1798000000000 } from './migrations/1798000000000-saga-source-event-lookup';
+import { DeductionReconciliation1798200000000 } from './migrations/1798200000000-deduction-reconciliation';
 import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
 import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
+import { SandboxPayRunAdjustments1798100000000 } from './migrations/1798100000000-sandbox-pay-run-adjustments';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -67,4 +69,6 @@ export const MIGRATIONS = [
   GustoWebhooks1797980000000,
   PendingProviderGrants1797990000000,
   SagaSourceEventLookup1798000000000,
+  DeductionReconciliation1798200000000,
+  SandboxPayRunAdjustments1798100000000,
 ];

@@ -190,6 +190,17 @@ const SPECIFIC = {
     notFound('No individual 3c1f6a2e-8b4d-4e9f-a1c2-7d5e6f8a9b0c at this employer', 'individual_not_found'),
     'no such individual at the sandbox employer',
   ),
+  sandboxBenefitNotFound: errorCase(
+    notFound('No benefit 8d0c6f5e-3b2a-4c1d-9e8f-7a6b5c4d3e2f at the sandbox provider for this entity', 'benefit_not_found'),
+    'the sandbox provider runs no such benefit for the entity',
+  ),
+  sandboxEnrollmentNotFound: errorCase(
+    notFound(
+      'Individual 3c1f6a2e-8b4d-4e9f-a1c2-7d5e6f8a9b0c has no enrollment in benefit 8d0c6f5e-3b2a-4c1d-9e8f-7a6b5c4d3e2f in force on 2026-06-01 or scheduled after it',
+      'enrollment_not_found',
+    ),
+    'the individual has no enrollment in the benefit at the sandbox provider in force on the date or scheduled after it',
+  ),
   connectionExists: errorCase(
     domain('invalid_request_error', 'connection_already_exists', 'A connection already exists for this customer_id; create a reauthentication session instead', {
       context: { customer_id: 'customer-42', connection_id: '9e2f1c3a-4b5d-4e6f-8a7b-1c2d3e4f5a6b' },
@@ -273,7 +284,27 @@ const SPECIFIC = {
     'an `entity_ids` value is not an entity of the token’s connection',
   ),
   sagaNotFound: errorCase(notFound('No saga 0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', 'saga_not_found'), 'no such saga'),
+  discrepancyNotFound: errorCase(notFound('No discrepancy 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', 'discrepancy_not_found'), 'no such discrepancy'),
+  discrepancyResolved: errorCase(
+    domain('conflict_error', 'discrepancy_resolved', 'Discrepancy 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f is resolved (agreed); a resolved discrepancy cannot be acknowledged'),
+    'the discrepancy is resolved',
+  ),
+  discrepancyNotReappliable: errorCase(
+    domain('conflict_error', 'connection_disconnected', 'Discrepancy 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f cannot be re-applied: its connection 9e2f1c3a-4b5d-4e6f-8a7b-1c2d3e4f5a6b is disconnected'),
+    'nothing can be sent to the provider: the connection is disconnected (`connection_disconnected`) or needs reauthentication (`connection_needs_reauth`), the entity is disconnected (`entity_disconnected`), the benefit is gone (`benefit_gone`)',
+  ),
   policyNotFound: errorCase(notFound('No policy 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', 'policy_not_found'), 'no such policy'),
+  entityDiscrepancyNotFound: errorCase(
+    notFound('No discrepancy 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7 for this entity', 'discrepancy_not_found'),
+    'no such discrepancy in the entity',
+  ),
+  paymentNotReconciled: errorCase(
+    notFound(
+      'No reconciled statement of payment 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d for this entity; statements are reconciled after each sync (GET /reconciliation/status)',
+      'payment_not_reconciled',
+    ),
+    'the entity has no reconciled statement of the payment (unknown, or not reconciled yet)',
+  ),
   policyTargetNotFound: errorCase(
     notFound('No benefit 8d0c6f5e-3b2a-4c1d-9e8f-7a6b5c4d3e2f in entity 0f8c1a52-3a5e-4a8f-9a63-1c2b7d6e4f10', 'benefit_not_found'),
     'the connection, entity or benefit does not exist (`connection_not_found`, `entity_not_found`, `benefit_not_found`)',
@@ -308,6 +339,21 @@ export const OPERATION_ERRORS: Record<string, readonly (Specific | typeof LIVE)[
   'PUT /sandbox/individual/{individual_id}': ['sandboxConnectionRequired', 'individualNotFound'],
   'PUT /sandbox/employment/{individual_id}': ['sandboxConnectionRequired', 'individualNotFound'],
   'POST /sandbox/payment': ['sandboxConnectionRequired'],
+  'PUT /sandbox/benefits/{benefit_id}/individuals/{individual_id}': [
+    'sandboxConnectionRequired',
+    'sandboxBenefitNotFound',
+    'individualNotFound',
+    'unprocessableEnrollment',
+  ],
+  'DELETE /sandbox/benefits/{benefit_id}/individuals/{individual_id}': [
+    'sandboxConnectionRequired',
+    'sandboxBenefitNotFound',
+    'individualNotFound',
+    'sandboxEnrollmentNotFound',
+  ],
+  'POST /sandbox/payroll/adjustments': ['sandboxConnectionRequired'],
+  'GET /sandbox/payroll/adjustments': ['sandboxConnectionRequired'],
+  'DELETE /sandbox/payroll/adjustments': ['sandboxConnectionRequired'],
   'POST /sandbox/jobs': ['sandboxConnectionRequired', 'refreshQuota', 'syncNeedsReauth'],
   'GET /sandbox/jobs/configuration': ['sandboxConnectionRequired'],
   'PUT /sandbox/jobs/configuration': ['sandboxConnectionRequired'],
@@ -337,6 +383,9 @@ export const OPERATION_ERRORS: Record<string, readonly (Specific | typeof LIVE)[
   'DELETE /employer/benefits/{benefit_id}/individuals': ['benefitNotFound', LIVE],
   'GET /employer/benefits/{benefit_id}/individuals': ['benefitNotFound', LIVE],
   'GET /employer/benefits/{benefit_id}/enrolled': ['benefitNotFound', LIVE],
+  'GET /reconciliation/discrepancies/{discrepancy_id}': ['entityDiscrepancyNotFound'],
+  'GET /reconciliation/payments/{payment_id}/results': ['paymentNotReconciled'],
+  'GET /reconciliation/payments/{payment_id}/contributions': ['paymentNotReconciled'],
   'GET /ops/api/tasks/{task_id}': ['taskNotFound'],
   'POST /ops/api/tasks/{task_id}/complete': ['taskNotFound', 'taskResolved'],
   'POST /ops/api/tasks/{task_id}/fail': ['taskNotFound', 'taskResolved'],
@@ -346,6 +395,9 @@ export const OPERATION_ERRORS: Record<string, readonly (Specific | typeof LIVE)[
   'GET /ops/api/jobs/{job_id}': ['opsJobNotFound'],
   'POST /ops/api/jobs/{job_id}/retry': ['opsJobNotFound', 'jobNotRetriable'],
   'GET /ops/api/sagas/{saga_id}': ['sagaNotFound'],
+  'GET /ops/api/discrepancies/{discrepancy_id}': ['discrepancyNotFound'],
+  'POST /ops/api/discrepancies/{discrepancy_id}/acknowledge': ['discrepancyNotFound', 'discrepancyResolved'],
+  'POST /ops/api/discrepancies/{discrepancy_id}/reapply': ['discrepancyNotFound', 'discrepancyResolved', 'discrepancyNotReappliable', 'unprocessableEnrollment', LIVE],
   'POST /ops/api/policies': ['policyTargetNotFound', 'policyExists', 'unsupportedPolicy'],
   'GET /ops/api/policies/{policy_id}': ['policyNotFound'],
   'POST /ops/api/policies/{policy_id}': ['policyNotFound', 'unsupportedPolicy'],
@@ -376,8 +428,8 @@ export function errorCasesOf(
   if (security.has(schemes.ops)) cases.push(COMMON.missingOpsCredentials, COMMON.invalidOpsCredentials, COMMON.opsSignInThrottled);
   if (security.has(schemes.bearer)) {
     cases.push(COMMON.missingAccessToken, COMMON.invalidAccessToken, COMMON.tokenRateLimited);
-    // Every employer operation reads or writes a product's data.
-    if (traits.path.startsWith('/employer/')) cases.push(COMMON.reauthenticate, COMMON.productNotGranted);
+    // Every employer operation reads or writes a product's data; the reconciliation reads need `benefits`.
+    if (traits.path.startsWith('/employer/') || traits.path.startsWith('/reconciliation/')) cases.push(COMMON.reauthenticate, COMMON.productNotGranted);
     // The guard checks `entity_ids` on every token operation, also where the operation takes none.
     cases.push(COMMON.entityNotAuthorized);
   }

@@ -55,6 +55,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, BodyLimit>> = {
   'POST /sandbox/directory': { bytes: 2 * MiB, values: 100_000, handlingHeapPerValue: 170 },
   // Up to 10,000 pay statements with their lines, each computed and written.
   'POST /sandbox/payment': { bytes: 4 * MiB, values: 250_000, handlingHeapPerValue: 70 },
+  // 1,000 adjustments of about 160 bytes and 7 values each (its object, five members, the element);
+  // more than 1,000 must still reach validation's own message.
+  'POST /sandbox/payroll/adjustments': { bytes: 256 * KiB, values: 16_000 },
   // A provider request passed through: one provider object, not a batch.
   'POST /forward': { bytes: 256 * KiB, values: 20_000 },
 };

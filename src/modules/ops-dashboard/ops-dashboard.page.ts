@@ -43,6 +43,7 @@ export function dashboardPage(assets: DashboardAssets): string {
       <li><a href="#/jobs" data-section="jobs">Jobs</a></li>
       <li><a href="#/tasks?status=open" data-section="tasks">Tasks</a></li>
       <li><a href="#/dead-letters?status=open" data-section="dead-letters">Dead letters</a></li>
+      <li><a href="#/discrepancies" data-section="discrepancies">Discrepancies</a></li>
       <li><a href="#/connections" data-section="connections">Connections</a></li>
       <li><a href="#/webhooks?status=failed" data-section="webhooks">Webhooks</a></li>
       <li><a href="#/policies" data-section="policies">Policies</a></li>

@@ -18,17 +18,18 @@ export class OpsOverviewController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Sagas by state, events per minute, pending jobs by age, ops tasks by SLA state, open dead letters' })
+  @ApiOperation({ summary: 'Sagas by state, events per minute, pending jobs by age, ops tasks by SLA state, open dead letters, live discrepancies' })
   @ApiOkResponse({ type: OverviewResponse })
   async get(@Query() query: OverviewQueryDto): Promise<OverviewResponse> {
     const now = this.clock.now();
     const minutes = query.minutes ?? DEFAULT_EVENT_WINDOW_MINUTES;
-    const [sagas, perMinute, jobs, tasks, openDeadLetters] = await Promise.all([
+    const [sagas, perMinute, jobs, tasks, openDeadLetters, discrepancies] = await Promise.all([
       this.overview.sagas(),
       this.overview.eventsPerMinute(minutes),
       this.overview.jobs(now),
       this.overview.tasks(utcDateOf(now)),
       this.overview.openDeadLetters(),
+      this.overview.discrepancies(),
     ]);
     return {
       generated_at: now.toISOString(),
@@ -42,6 +43,7 @@ export class OpsOverviewController {
       jobs,
       tasks,
       dead_letters: { open: openDeadLetters },
+      discrepancies,
     };
   }
 }

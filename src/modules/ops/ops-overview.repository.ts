@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { DISCREPANCY_KINDS, DiscrepancyKind } from '../../domain/reconciliation/reconciliation.types';
 import { SAGA_STATES, SAGA_TYPES, SagaState, SagaType } from '../../domain/sagas/saga';
 import { TOPICS } from '../../infrastructure/messaging/topics';
 import { EventsMinute, OverviewResponse, PendingAgeBucket } from './dto/overview.dto';
@@ -98,5 +99,19 @@ export class OpsOverviewRepository {
   async openDeadLetters(): Promise<number> {
     const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM dead_letters WHERE status = 'open'`);
     return n;
+  }
+
+  /** Live deduction discrepancies (not resolved): by status, and by kind with every kind present. */
+  async discrepancies(): Promise<OverviewResponse['discrepancies']> {
+    const rows: { kind: DiscrepancyKind; status: string; n: number }[] = await this.dataSource.query(
+      `SELECT kind, status, count(*)::int AS n FROM deduction_discrepancies WHERE status <> 'resolved' GROUP BY kind, status`,
+    );
+    const byKind = Object.fromEntries(DISCREPANCY_KINDS.map((k) => [k, 0])) as Record<DiscrepancyKind, number>;
+    const counts = { open: 0, acknowledged: 0 };
+    for (const { kind, status, n } of rows) {
+      if (kind in byKind) byKind[kind] += n;
+      if (status === 'open' || status === 'acknowledged') counts[status] += n;
+    }
+    return { ...counts, by_kind: byKind };
   }
 }

@@ -1,5 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { OpsCredentialsGuard } from '../ops-auth/ops-credentials.guard';
+import { AuthModule } from '../auth/auth.module';
+import { BenefitsModule } from '../benefits/benefits.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { DeadLettersRepository } from './dead-letters.repository';
@@ -10,6 +12,9 @@ import { OpsAuditLogController } from './ops-audit-log.controller';
 import { OpsAuditLogRepository } from './ops-audit-log.repository';
 import { OpsConnectionsController } from './ops-connections.controller';
 import { OpsConnectionsRepository } from './ops-connections.repository';
+import { OpsDiscrepanciesController } from './ops-discrepancies.controller';
+import { OpsDiscrepanciesRepository } from './ops-discrepancies.repository';
+import { OpsDiscrepanciesService } from './ops-discrepancies.service';
 import { OpsJobsController } from './ops-jobs.controller';
 import { OpsJobsRepository } from './ops-jobs.repository';
 import { OpsJobsService } from './ops-jobs.service';
@@ -20,12 +25,13 @@ import { OpsSagasRepository } from './ops-sagas.repository';
 
 /**
  * The ops API under /ops/api (HTTP Basic with the ops credentials, never an employer token):
- * overview, sagas, jobs (retry), dead letters (replay, discard), connections and the audit
- * trail. Ops tasks (/ops/api/tasks) live with the Assisted module. Feature modules add job
- * retriers through JobRetryRegistry (exported).
+ * overview, sagas, jobs (retry), dead letters (replay, discard), connections, deduction
+ * discrepancies (acknowledge, re-apply) and the audit trail. Ops tasks (/ops/api/tasks) live
+ * with the Assisted module. Feature modules add job retriers through JobRetryRegistry (exported).
  */
 @Module({
-  imports: [JobsModule],
+  // Auth and Benefits: a discrepancy's re-apply finds its connection and benefit as the enrollment commands do.
+  imports: [JobsModule, AuthModule, BenefitsModule],
   controllers: [
     OpsOverviewController,
     OpsSagasController,
@@ -33,6 +39,7 @@ import { OpsSagasRepository } from './ops-sagas.repository';
     DeadLettersController,
     OpsConnectionsController,
     OpsAuditLogController,
+    OpsDiscrepanciesController,
   ],
   providers: [
     OpsCredentialsGuard,
@@ -47,6 +54,8 @@ import { OpsSagasRepository } from './ops-sagas.repository';
     OpsConnectionsRepository,
     OpsAuditLogRepository,
     IndividualNamesRepository,
+    OpsDiscrepanciesRepository,
+    OpsDiscrepanciesService,
   ],
   exports: [JobRetryRegistry],
 })

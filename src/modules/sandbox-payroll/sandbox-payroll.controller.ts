@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Connection, Principal } from '../../domain/connections/connection';
@@ -10,6 +10,15 @@ import { NewSandboxIndividualDto, UpdateSandboxEmploymentDto, UpdateSandboxIndiv
 import { RunSandboxPaymentDto } from './dto/run-sandbox-payment.dto';
 import { UpdateSandboxCompanyDto } from './dto/update-sandbox-company.dto';
 import { SandboxPayrollService } from './sandbox-payroll.service';
+import { uuidParam } from '../employer/dto/uuid-param';
+import {
+  SandboxEnrollmentEditDto,
+  SandboxEnrollmentEndQueryDto,
+  SandboxPayAdjustmentsClearedResponse,
+  SandboxPayAdjustmentsDto,
+  SandboxPayAdjustmentsResponse,
+} from './dto/sandbox-payroll-faults.dto';
+import { SandboxPayrollFaultsService } from './sandbox-payroll-faults.service';
 
 /** Most individuals one `POST /sandbox/directory` adds. */
 export const MAX_NEW_INDIVIDUALS = 1_000;
@@ -43,6 +52,7 @@ export class SandboxPayrollController {
   constructor(
     private readonly sandbox: SandboxPayrollService,
     private readonly editSyncs: SandboxEditSyncs,
+    private readonly faults: SandboxPayrollFaultsService,
   ) {}
 
   @Put('company')
@@ -130,6 +140,90 @@ export class SandboxPayrollController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     return this.synced(connection, entity, reply, await this.sandbox.runPayment(connection, entity, withoutNulls(body)));
+  }
+
+  // ---- Payroll faults (sandbox-payroll-faults.service.ts): payroll made wrong at the provider, for reconciliation to find.
+
+  @Put('benefits/:benefit_id/individuals/:individual_id')
+  @RequiresAccessToken()
+  @ApiOperation({
+    summary: 'A payroll admin’s edit of an enrollment at the sandbox provider, bypassing the service’s enrollment records',
+    description:
+      'Writes the individual’s enrollment in the benefit at the sandbox provider from `effective_date` (default today) on, with ' +
+      '`configuration` as `POST /employer/benefits/{benefit_id}/individuals` takes it, stored with every field present; the ' +
+      'service’s own enrollment records do not change, so its reads of them differ from what payroll deducts. ' +
+      `${SYNC_NOTE}`,
+  })
+  @ApiOkResponse({
+    description: 'The enrollment as the sandbox holds it: `{benefit_id, individual_id, effective_date, configuration, ended_on}`',
+    headers: SYNC_HEADERS,
+  })
+  async editEnrollment(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Param('benefit_id', uuidParam('benefit_id')) benefitId: string,
+    @Param('individual_id', uuidParam('individual_id')) individualId: string,
+    @Body() body: SandboxEnrollmentEditDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return this.synced(connection, entity, reply, await this.faults.editEnrollment(connection, entity, benefitId, individualId, body));
+  }
+
+  @Delete('benefits/:benefit_id/individuals/:individual_id')
+  @HttpCode(200)
+  @RequiresAccessToken()
+  @ApiOperation({
+    summary: 'End an enrollment at the sandbox provider, bypassing the service’s enrollment records',
+    description:
+      'Ends the individual’s enrollment in the benefit at the sandbox provider from `effective_date` (default today) on; one only ' +
+      `scheduled after it is dropped. 404 \`enrollment_not_found\` when there is none in force or scheduled. ${SYNC_NOTE}`,
+  })
+  @ApiOkResponse({ description: '`{benefit_id, individual_id, ended_on}`', headers: SYNC_HEADERS })
+  async endEnrollment(
+    @CurrentPrincipal() { connection }: Principal,
+    @CurrentEntity() entity: ConnectionEntity,
+    @Param('benefit_id', uuidParam('benefit_id')) benefitId: string,
+    @Param('individual_id', uuidParam('individual_id')) individualId: string,
+    @Query() query: SandboxEnrollmentEndQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return this.synced(connection, entity, reply, await this.faults.endEnrollment(connection, entity, benefitId, individualId, query));
+  }
+
+  @Post('payroll/adjustments')
+  @HttpCode(200)
+  @RequiresAccessToken()
+  @ApiOperation({
+    summary: 'Adjust the next regular pay run: skip, change or keep a benefit’s deduction for individuals',
+    description:
+      'Pending until the employer’s next regular pay run (`POST /sandbox/payment`), which applies them to its computed statements ' +
+      'and consumes them all, also those of people it does not pay. `skip`: no deduction and no employer contribution line for ' +
+      'the benefit; `change`: the deduction line set to `employee_amount` and/or the contribution line to `employer_amount` ' +
+      '(cents; a line absent is added, 0 removes it; a deduction never takes net pay below 0); `keep`: deducted with the last ' +
+      'configuration of an enrollment that has ended, as if in force. Taxes stay as computed: net pay moves by the deduction ' +
+      'difference. A later request replaces the pending adjustment of the same individual and benefit. No sync is started: ' +
+      'the pay run’s shows its statements.',
+  })
+  @ApiOkResponse({ type: SandboxPayAdjustmentsResponse, description: 'Every pending adjustment of the employer' })
+  addAdjustments(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity, @Body() body: SandboxPayAdjustmentsDto) {
+    return this.faults.addAdjustments(connection, entity, body);
+  }
+
+  @Get('payroll/adjustments')
+  @RequiresAccessToken()
+  @ApiOperation({ summary: 'The adjustments pending for the next regular pay run' })
+  @ApiOkResponse({ type: SandboxPayAdjustmentsResponse })
+  adjustments(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity) {
+    return this.faults.adjustments(connection, entity);
+  }
+
+  @Delete('payroll/adjustments')
+  @HttpCode(200)
+  @RequiresAccessToken()
+  @ApiOperation({ summary: 'Drop every adjustment pending for the next regular pay run' })
+  @ApiOkResponse({ type: SandboxPayAdjustmentsClearedResponse, description: 'No adjustment left, and how many were dropped' })
+  clearAdjustments(@CurrentPrincipal() { connection }: Principal, @CurrentEntity() entity: ConnectionEntity) {
+    return this.faults.clearAdjustments(connection, entity);
   }
 
   /** Starts the sync that shows the edit in synced reads, and tells the client which it is. */

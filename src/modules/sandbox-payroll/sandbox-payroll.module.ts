@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ProvidersModule } from '../providers/providers.module';
 import { SyncModule } from '../sync/sync.module';
 import { SandboxPayrollController } from './sandbox-payroll.controller';
+import { SandboxPayrollFaultsService } from './sandbox-payroll-faults.service';
 import { SandboxPayrollService } from './sandbox-payroll.service';
 
 /**
@@ -9,8 +11,8 @@ import { SandboxPayrollService } from './sandbox-payroll.service';
  * in synced reads, from SyncModule.
  */
 @Module({
-  imports: [SyncModule],
+  imports: [SyncModule, ProvidersModule],
   controllers: [SandboxPayrollController],
-  providers: [SandboxPayrollService],
+  providers: [SandboxPayrollService, SandboxPayrollFaultsService],
 })
 export class SandboxPayrollModule {}

@@ -291,7 +291,7 @@ export class SandboxPayrollService {
   }
 }
 
-function sandboxRefOf(connection: Connection, entity: ConnectionEntity): EmployerRef {
+export function sandboxRefOf(connection: Connection, entity: ConnectionEntity): EmployerRef {
   if (!connection.sandbox) {
     throw new DomainError('forbidden_error', 'Sandbox edits work only on sandbox connections; this connection is to a production provider account', {
       serviceCode: 'sandbox_connection_required',
@@ -304,7 +304,7 @@ function assertIndividualId(id: string): void {
   if (!isUUID(id)) throw invalidRequest(`Invalid request: individual_id must be a UUID (received ${JSON.stringify(id.slice(0, 60))})`);
 }
 
-const individualNotFound = (id: string) => notFound(`No individual ${id} at this employer`, 'individual_not_found');
+export const individualNotFound = (id: string) => notFound(`No individual ${id} at this employer`, 'individual_not_found');
 
 function assertSomethingToUpdate(body: object): void {
   if (Object.values(body).every((value) => value === undefined)) {

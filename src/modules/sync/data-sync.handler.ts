@@ -11,6 +11,7 @@ import {
 } from '../../infrastructure/database/repositories/employer-data.repository';
 import { OutboxWriter } from '../../infrastructure/messaging/outbox/outbox-writer';
 import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
+import { enqueueReconciliation } from '../reconciliation/reconciliation-jobs';
 import { SandboxCompletionStatus, SandboxJobConfigurationsRepository } from './sandbox-job-configurations.repository';
 import { SnapshotRows } from './snapshot-rows';
 import { GenerationSwitch, publishSyncHrisEvents } from './sync-hris-events';
@@ -97,6 +98,7 @@ export class DataSyncHandler implements JobHandler {
           };
           await publishSyncHrisEvents(this.outbox, manager, change);
           await enqueueSyncChangeWebhooks(manager, change);
+          await enqueueReconciliation(manager, { connectionId: connection.id, entityId: w.entityId, syncJobId: job.id, at: completedAt });
         }
       },
       // The previous generation stays: a read that began before the switch may still be on it.

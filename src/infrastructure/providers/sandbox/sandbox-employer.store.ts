@@ -31,6 +31,8 @@ import {
   toPayStatementRecord,
   writtenStatementOf,
 } from './sandbox-pay-run';
+import { PayRunAdjustments, SandboxPayAdjustment } from './sandbox-pay-adjustments';
+import { clearPayAdjustments, pairsEverEnrolled, readPayAdjustments, readPayRunAdjustments, writePayAdjustments } from './sandbox-pay-adjustment-rows';
 import {
   NewSandboxPerson,
   PaymentMethod,
@@ -72,6 +74,8 @@ interface RunRequest {
   period?: { start_date: string; end_date: string; frequency: SandboxPayFrequency | undefined; days?: number };
   /** Statements given as written, by individual id (lower case). */
   statements?: Map<string, PayStatementRecord>;
+  /** The pending adjustments a regular run applies to its computed statements (sandbox-pay-adjustments.ts). */
+  adjustments?: PayRunAdjustments;
 }
 
 /**
@@ -449,6 +453,43 @@ export class SandboxEmployerStore {
     return rows.map((r) => r.individual_id);
   }
 
+  /** Pending adjustments of the next regular pay run (sandbox-pay-adjustments.ts), by individual then benefit. */
+  async payAdjustments(ref: EmployerRef): Promise<SandboxPayAdjustment[]> {
+    await this.ensureEmployer(ref);
+    return readPayAdjustments(this.dataSource.manager, ref.entityId);
+  }
+
+  /**
+   * Adds adjustments for the next regular pay run (ids of the employer's people and benefits,
+   * checked by the caller; the foreign keys hold them to it), replacing pending ones of the same
+   * (individual, benefit); answers every pending one. Serialised with pay runs by the employer lock.
+   */
+  async addPayAdjustments(ref: EmployerRef, adjustments: SandboxPayAdjustment[]): Promise<SandboxPayAdjustment[]> {
+    await this.ensureEmployer(ref);
+    const rows = adjustments.map((a) => ({ ...a, individual_id: a.individual_id.toLowerCase(), benefit_id: a.benefit_id.toLowerCase() }));
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockEmployer(manager, ref.entityId);
+      await writePayAdjustments(manager, ref.entityId, rows, this.clock.now());
+      return readPayAdjustments(manager, ref.entityId);
+    });
+  }
+
+  /** Drops the pending adjustments; answers how many there were. */
+  async clearPayAdjustments(ref: EmployerRef): Promise<number> {
+    await this.ensureEmployer(ref);
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockEmployer(manager, ref.entityId);
+      return clearPayAdjustments(manager, ref.entityId);
+    });
+  }
+
+  /** Of these (benefit, individual) pairs, those with any enrollment row (in force, ended or scheduled), as `benefit|individual`. */
+  async everEnrolled(ref: EmployerRef, pairs: { benefit_id: string; individual_id: string }[]): Promise<Set<string>> {
+    await this.ensureEmployer(ref);
+    const known = pairs.filter((p) => UUID.test(p.benefit_id) && UUID.test(p.individual_id));
+    return pairsEverEnrolled(this.dataSource.manager, ref.entityId, known);
+  }
+
   /**
    * Runs one pay period for every employee paid by payroll and employed in the period (or the
    * given ones), applying the enrollments in force on the pay date and each employee's
@@ -600,7 +641,11 @@ export class SandboxEmployerStore {
     }
     if (request.individualIds) await this.checkPayable(manager, entityId, request.individualIds, period);
     if (request.statements) await this.checkPayable(manager, entityId, [...request.statements.keys()], period);
-    return this.payRun(manager, entityId, { ...request, payDate }, new StoredPayRunSource(manager, entityId, request.individualIds));
+    // A regular run applies the pending adjustments and consumes them all, those of people it does not pay too.
+    const adjustments = request.kind === 'regular_payroll' ? await readPayRunAdjustments(manager, entityId, payDate) : undefined;
+    const payment = await this.payRun(manager, entityId, { ...request, payDate, adjustments }, new StoredPayRunSource(manager, entityId, request.individualIds));
+    if (payment && adjustments) await clearPayAdjustments(manager, entityId);
+    return payment;
   }
 
   /**
@@ -636,10 +681,13 @@ export class SandboxEmployerStore {
       const totalsAfter: YearToDateRow[] = [];
       for (const person of paid) {
         const id = person.individual.id;
+        const given = request.statements?.get(id);
+        // Adjustments act on computed statements only; a `keep` adds the ended enrollment to the computation.
+        const adjusting = given ? undefined : request.adjustments?.forPerson(id, enrollments.get(id) ?? [], benefits);
         const inForce = (enrollments.get(id) ?? [])
           .filter((e) => benefits.has(e.benefit_id))
-          .map((e) => enrollmentInForceOf(benefits.get(e.benefit_id)!, e));
-        const given = request.statements?.get(id);
+          .map((e) => enrollmentInForceOf(benefits.get(e.benefit_id)!, e))
+          .concat(adjusting?.kept ?? []);
         let statement: PayStatementRecord;
         let after: YearToDate;
         if (given) {
@@ -651,6 +699,14 @@ export class SandboxEmployerStore {
           const result = computeOrRefuse(() => computePayStatement(payStatementInputOf(person, run, inForce, yearToDate.get(id) ?? null)));
           statement = toPayStatementRecord(id, person.paymentMethod, result.statement);
           after = result.yearToDate;
+          const adjusted = adjusting ? adjusting.apply(statement) : statement;
+          if (adjusted !== statement) {
+            // The running totals count what the adjusted statement shows, as for one given as written.
+            statement = adjusted;
+            after = computeOrRefuse(() =>
+              yearToDateAfterWritten({ payDate: run.payDate, statement: writtenStatementOf(adjusted), enrollments: inForce, yearToDate: yearToDate.get(id) ?? null }),
+            );
+          }
         }
         statements.push(statement);
         totalsAfter.push({ individual_id: id, year: after.year, totals: after });

@@ -44,6 +44,8 @@
   const TASK_TYPES = ['benefit_create', 'benefit_register', 'benefit_update', 'benefit_enroll', 'benefit_unenroll'];
   const DUE_STATES = ['on_time', 'due_today', 'overdue'];
   const DEAD_LETTER_STATUSES = ['open', 'replayed', 'discarded'];
+  const DISCREPANCY_KINDS = ['missing', 'amount_mismatch', 'unexpected', 'match_mismatch', 'over_limit', 'configuration_drift'];
+  const DISCREPANCY_STATUSES = ['open', 'acknowledged', 'resolved'];
   const CONNECTION_STATUSES = ['connected', 'reauth', 'disconnected'];
   const DELIVERY_STATUSES = ['failed', 'pending', 'delivered'];
   // Webhook deliveries are numbered (a bigint), not UUIDs.
@@ -519,8 +521,9 @@
 
   // ---------------------------------------------------------------------------------------
   // Dialog asking for a note (optional or required). Resolves to the note, or null if cancelled.
+  // `initial` fills the field (a note to edit); `field: false` asks only to confirm (resolves to '').
 
-  function askNote({ title, text, label, required, confirmLabel, danger }) {
+  function askNote({ title, text, label, required, confirmLabel, danger, initial, field = true }) {
     return new Promise((resolve) => {
       const opener = document.activeElement;
       const openerKey = opener && opener.getAttribute ? opener.getAttribute('data-focus-key') : null;
@@ -534,13 +537,14 @@
         required: required || undefined,
         'aria-describedby': 'dialog-note-error',
       });
+      if (initial) input.value = initial;
       const cancel = h('button', { type: 'button' }, 'Cancel');
       const form = h(
         'form',
         { novalidate: true },
         h('h2', { id: 'dialog-title' }, title),
         text ? h('p', null, text) : null,
-        h('div', { class: 'field' }, h('label', { for: 'dialog-note' }, label), input, error),
+        field ? h('div', { class: 'field' }, h('label', { for: 'dialog-note' }, label), input, error) : null,
         h('div', { class: 'actions' }, cancel, h('button', { type: 'submit', class: danger ? 'danger' : 'primary' }, confirmLabel)),
       );
       const dialog = h('dialog', { 'aria-labelledby': 'dialog-title' }, form);
@@ -563,8 +567,8 @@
       };
       form.addEventListener('submit', (event) => {
         event.preventDefault();
-        const value = input.value.trim();
-        if (required && !value) {
+        const value = field ? input.value.trim() : '';
+        if (field && required && !value) {
           error.textContent = `${label} is required.`;
           input.setAttribute('aria-invalid', 'true');
           input.focus();
@@ -581,7 +585,9 @@
       dialog.addEventListener('close', () => finish(null));
       document.body.append(dialog);
       dialog.showModal();
-      input.focus();
+      // Without a field, Cancel has focus: Enter alone changes nothing.
+      if (field) input.focus();
+      else cancel.focus();
     });
   }
 
@@ -842,6 +848,30 @@
     return chart;
   }
 
+  /** Live payroll discrepancies: open and acknowledged, then by kind (both statuses). */
+  function discrepanciesPanel(d) {
+    return h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'ov-discrepancies' },
+      h('h2', { id: 'ov-discrepancies' }, 'Payroll discrepancies'),
+      h(
+        'ul',
+        { class: 'cards', 'aria-label': 'Live discrepancies' },
+        card(d.open, 'open discrepancies', hrefOf('/discrepancies', { status: 'open' }), d.open > 0 ? 'warn' : null),
+        card(d.acknowledged, 'acknowledged', hrefOf('/discrepancies', { status: 'acknowledged' })),
+      ),
+      h('h3', { class: 'visually-hidden' }, 'Live discrepancies by kind'),
+      table(
+        'Live discrepancies by kind',
+        [
+          { header: 'Kind', cell: ([kind]) => link(hrefOf('/discrepancies', { kind }), words(kind)) },
+          { header: 'Open and acknowledged', num: true, cell: ([, n]) => String(n) },
+        ],
+        DISCREPANCY_KINDS.map((kind) => [kind, (d.by_kind && d.by_kind[kind]) ?? 0]),
+      ),
+    );
+  }
+
   const overviewView = {
     title: 'Overview',
     section: 'overview',
@@ -936,6 +966,7 @@
                 ),
               ),
             ),
+            o.discrepancies ? discrepanciesPanel(o.discrepancies) : null,
             h('p', { class: 'muted' }, 'As of ', utc(o.generated_at), ' (service clock).'),
           );
         },
@@ -1431,6 +1462,167 @@
     ],
   });
 
+  // --- Discrepancies (payroll deductions that differ from what the service enrolled)
+
+  /** Integer cents as dollars: 4615 → $46.15. */
+  const dollars = (cents) => (typeof cents === 'number' ? `${cents < 0 ? '−' : ''}$${(Math.abs(cents) / 100).toFixed(2)}` : '—');
+
+  /** What was expected or observed: employee and employer amounts, a configuration, or the value as it is. */
+  function amounts(value) {
+    if (value === null || value === undefined) return '—';
+    if (typeof value !== 'object' || Array.isArray(value)) return compact(value);
+    if ('employee_deduction' in value || 'company_contribution' in value) return configurationSummary(value);
+    const parts = [];
+    if (typeof value.employee === 'number') parts.push(`employee ${dollars(value.employee)}`);
+    if (typeof value.employer === 'number') parts.push(`employer ${dollars(value.employer)}`);
+    return parts.length ? parts.join(', ') : compact(value) || '—';
+  }
+
+  /** A pay statement: its pay date and payment id; none for a discrepancy a read of the provider found. */
+  const statement = (paymentId, payDate) => (paymentId || payDate ? [dash(payDate), paymentId ? [' ', h('span', { class: 'mono muted', title: paymentId }, shortId(paymentId))] : null] : '—');
+
+  /** Acknowledge (a note is required; an acknowledged one's note is edited) and Re-apply, for one not resolved. */
+  function discrepancyActions(d) {
+    if (d.status === 'resolved') return d.resolution ? `resolved: ${words(d.resolution)}` : '—';
+    const id = d.discrepancy_id;
+    const label = `${words(d.kind)} discrepancy ${shortId(id)}`;
+    const acknowledged = d.status === 'acknowledged';
+    const ack = h(
+      'button',
+      { type: 'button', class: 'small primary', 'data-focus-key': `ack:${id}`, 'aria-label': `${acknowledged ? 'Edit the note of' : 'Acknowledge'} ${label}` },
+      acknowledged ? 'Edit note…' : 'Acknowledge…',
+    );
+    const reapply = h('button', { type: 'button', class: 'small', 'data-focus-key': `reapply:${id}`, 'aria-label': `Re-apply the configuration of ${label}` }, 'Re-apply…');
+    ack.addEventListener('click', async () => {
+      const note = await askNote({
+        title: `${acknowledged ? 'Edit the note of' : 'Acknowledge'} ${label}`,
+        text: 'Ops have seen it. It stays listed, as acknowledged, until a later pay statement or read agrees.',
+        label: 'Note',
+        required: true,
+        confirmLabel: acknowledged ? 'Save note' : 'Acknowledge',
+        initial: d.note || '',
+      });
+      if (note === null) return;
+      await runAction(ack, async () => {
+        await api(`/discrepancies/${encodeURIComponent(id)}/acknowledge`, { method: 'POST', body: { note } });
+        announce(`Discrepancy ${shortId(id)} acknowledged.`);
+      });
+    });
+    reapply.addEventListener('click', async () => {
+      const go = await askNote({
+        title: `Re-apply the configuration of ${label}`,
+        text:
+          'Opens an enrollment job that sends the service’s enrollment in force today to the provider again, from today; ' +
+          'with none in force, it ends the enrollment at the provider from today. The discrepancy stays listed until a later pay statement or read agrees.',
+        confirmLabel: 'Re-apply',
+        field: false,
+      });
+      if (go === null) return;
+      await runAction(reapply, async () => {
+        const answer = await api(`/discrepancies/${encodeURIComponent(id)}/reapply`, { method: 'POST' });
+        announce(`Discrepancy ${shortId(id)}: re-applied by job ${shortId(answer.job_id)}.`);
+      });
+    });
+    return h('span', { class: 'actions' }, ack, reapply);
+  }
+
+  const discrepanciesView = listView({
+    title: 'Discrepancies',
+    section: 'discrepancies',
+    path: '/discrepancies',
+    endpoint: '/discrepancies',
+    query: { include: 'individual_names' },
+    intro: 'Payroll deductions that differ from what the service enrolled, newest first; open and acknowledged unless a status is chosen.',
+    quickLinks: () =>
+      h(
+        'ul',
+        { class: 'quick-links', 'aria-label': 'Common views' },
+        h('li', null, link(hrefOf('/discrepancies', { status: 'open' }), 'Open, not yet seen')),
+        h('li', null, link(hrefOf('/discrepancies', { status: 'acknowledged' }), 'Acknowledged')),
+        h('li', null, link(hrefOf('/discrepancies', { status: 'resolved' }), 'Resolved')),
+      ),
+    filters: [
+      { name: 'status', label: 'Status', options: [...DISCREPANCY_STATUSES, [DISCREPANCY_STATUSES.join(','), 'any status']], any: 'Live (open, acknowledged)' },
+      { name: 'kind', label: 'Kind', options: DISCREPANCY_KINDS },
+      { name: 'connection_id', label: 'Connection id', size: 'id', check: uuidCheck('Connection id') },
+      { name: 'benefit_id', label: 'Benefit id', size: 'id', check: uuidCheck('Benefit id') },
+      { name: 'individual_id', label: 'Individual id', size: 'id', check: uuidCheck('Individual id') },
+    ],
+    columns: () => [
+      { header: 'Discrepancy', cell: (d) => idLink('/discrepancies', d.discrepancy_id, { 'data-focus-key': `discrepancy:${d.discrepancy_id}` }) },
+      { header: 'Kind', cell: (d) => words(d.kind) },
+      { header: 'Status', cell: (d) => badge(d.status) },
+      { header: 'Individual', cell: (d) => person(d.individual_id, d.individual_names, { short: true }) },
+      { header: 'Benefit', cell: (d) => h('span', { class: 'mono', title: d.benefit_id }, shortId(d.benefit_id)) },
+      { header: 'Expected', cellClass: 'reason', cell: (d) => amounts(d.expected) },
+      { header: 'Observed', cellClass: 'reason', cell: (d) => amounts(d.observed) },
+      { header: 'Times', num: true, cell: (d) => String(d.occurrences) },
+      { header: 'Last statement', cell: (d) => statement(d.last_payment_id, d.last_pay_date) },
+      { header: 'Opened', cell: (d) => utc(d.opened_at) },
+      { header: 'Connection', cell: (d) => idLink('/connections', d.connection_id) },
+      { header: 'Actions', cell: (d) => discrepancyActions(d) },
+    ],
+  });
+
+  const discrepancyDetail = detailView({
+    title: 'Discrepancy',
+    section: 'discrepancies',
+    backPath: '/discrepancies',
+    backLabel: 'Discrepancies',
+    endpoint: '/discrepancies',
+    suffix: WITH_NAMES,
+    render: (d) => [
+      h(
+        'section',
+        { class: 'panel', 'aria-labelledby': 'discrepancy-summary' },
+        h('h2', { id: 'discrepancy-summary' }, 'Summary'),
+        facts([
+          ['Status', h('span', { id: 'discrepancy-status' }, badge(d.status))],
+          ['Kind', words(d.kind)],
+          ['Individual', h('span', { id: 'discrepancy-individual' }, person(d.individual_id, d.individual_names))],
+          ['Benefit', h('span', { class: 'mono' }, d.benefit_id)],
+          ['Expected', amounts(d.expected)],
+          ['Observed', amounts(d.observed)],
+          ['Occurrences', String(d.occurrences)],
+          ['First statement', statement(d.first_payment_id, d.first_pay_date)],
+          ['Last statement', statement(d.last_payment_id, d.last_pay_date)],
+          ['Connection', link(`#/connections/${encodeURIComponent(d.connection_id)}`, d.connection_id, { class: 'mono' })],
+          ['Entity', h('span', { class: 'mono' }, d.entity_id)],
+          ['Opened', utc(d.opened_at)],
+          ['Updated', utc(d.updated_at)],
+          ['Acknowledged', d.acknowledged_at ? [utc(d.acknowledged_at), d.acknowledged_by ? ` by ${d.acknowledged_by}` : ''] : null],
+          ['Note', d.note === null ? null : h('span', { id: 'discrepancy-note' }, d.note)],
+          ['Re-apply job', d.reapply_job_id ? link(`#/jobs/${encodeURIComponent(d.reapply_job_id)}`, d.reapply_job_id, { class: 'mono', id: 'discrepancy-reapply-job' }) : null],
+          ['Resolved', d.resolved_at ? [utc(d.resolved_at), d.resolution ? ` (${words(d.resolution)})` : ''] : null],
+        ]),
+        h(
+          'p',
+          { class: 'actions' },
+          d.status === 'resolved' ? null : discrepancyActions(d),
+          link(hrefOf('/audit', { target_type: 'discrepancy', target_id: d.discrepancy_id }), 'Audit trail of this discrepancy'),
+        ),
+      ),
+      h('h2', null, `Statements (${d.recent_results.length}, newest pay date first)`),
+      d.recent_results.length === 0
+        ? h('p', { class: 'muted' }, 'No statement recorded with it.')
+        : table('Statements', [
+            { header: 'Pay date', cell: (r) => r.pay_date },
+            { header: 'Payment', cell: (r) => h('span', { class: 'mono', title: r.payment_id }, shortId(r.payment_id)) },
+            { header: 'Result', cell: (r) => words(r.result) },
+            { header: 'Employee expected', num: true, cell: (r) => dollars(r.expected_employee) },
+            { header: 'Employee observed', num: true, cell: (r) => dollars(r.observed_employee) },
+            { header: 'Employer expected', num: true, cell: (r) => dollars(r.expected_employer) },
+            { header: 'Employer observed', num: true, cell: (r) => dollars(r.observed_employer) },
+            { header: 'Run', cell: (r) => (r.regular ? 'regular' : 'off-cycle') },
+            { header: 'Reconciled', cell: (r) => utc(r.reconciled_at) },
+          ], d.recent_results),
+      h('h2', null, 'Expected'),
+      jsonBlock(d.expected, 'Expected'),
+      h('h2', null, 'Observed'),
+      jsonBlock(d.observed, 'Observed'),
+    ],
+  });
+
   // --- Connections
 
   const connectionsView = listView({
@@ -1809,7 +2001,15 @@
 
   // --- Audit
 
-  const AUDIT_TARGETS = { job: '/jobs', task: '/tasks', dead_letter: '/dead-letters', saga: '/sagas', connection: '/connections', webhook_delivery: '/webhooks' };
+  const AUDIT_TARGETS = {
+    job: '/jobs',
+    task: '/tasks',
+    dead_letter: '/dead-letters',
+    saga: '/sagas',
+    connection: '/connections',
+    webhook_delivery: '/webhooks',
+    discrepancy: '/discrepancies',
+  };
   const AUDIT_IDS = { webhook_delivery: DELIVERY_ID };
   const auditTarget = (a) => {
     const path = AUDIT_TARGETS[a.target_type];
@@ -1855,6 +2055,7 @@
     jobs: { list: jobsView, detail: jobDetail },
     tasks: { list: tasksView, detail: taskDetail },
     'dead-letters': { list: deadLettersView, detail: deadLetterDetail },
+    discrepancies: { list: discrepanciesView, detail: discrepancyDetail },
     connections: { list: connectionsView, detail: connectionDetail },
     webhooks: { list: webhooksView, detail: deliveryDetail },
     policies: { list: policiesView },

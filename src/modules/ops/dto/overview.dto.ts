@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { DiscrepancyKind } from '../../../domain/reconciliation/reconciliation.types';
 import { SagaState, SagaType } from '../../../domain/sagas/saga';
 
 export const MAX_EVENT_WINDOW_MINUTES = 1_440;
@@ -49,4 +50,7 @@ export class OverviewResponse {
   tasks: { open: number; on_time: number; due_today: number; overdue: number };
 
   @ApiProperty({ description: '{ open }' }) dead_letters: { open: number };
+
+  @ApiProperty({ description: 'Live deduction discrepancies: { open, acknowledged, by_kind: {<kind>: n} } (by_kind counts both statuses)' })
+  discrepancies: { open: number; acknowledged: number; by_kind: Record<DiscrepancyKind, number> };
 }

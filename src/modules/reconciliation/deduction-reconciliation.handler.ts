@@ -1,0 +1,299 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { EnrollmentConfigurationParams } from '../../domain/benefits/benefit-job-params';
+import { inForceOn } from '../../domain/enrollments/applied-timeline';
+import { Job } from '../../domain/jobs/job';
+import { EmployerRef, employerRefOf, PROVIDER_PORT, ProviderPort } from '../../domain/providers/provider-port';
+import {
+  applyConfigurationReads,
+  applyStatementResults,
+  ConfigurationPair,
+  emptyChanges,
+  LifecycleChanges,
+  yearToDateOfResults,
+} from '../../domain/reconciliation/discrepancy-lifecycle';
+import { ReconciledBenefit, StatementResult } from '../../domain/reconciliation/reconciliation.types';
+import { limitTotalsOf, reconcilePerson } from '../../domain/reconciliation/statement-reconciliation';
+import { Clock, CLOCK } from '../../domain/shared/clock';
+import { DomainError } from '../../domain/shared/domain-error';
+import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
+import { JobHandler, JobOutcome } from '../jobs/job-handler';
+import { DiscrepancyEvents } from './discrepancy-events';
+import { normalisedConfiguration, ReconciliationRepository, StatementToReconcile } from './reconciliation.repository';
+
+export const DEDUCTION_RECONCILIATION = 'deduction_reconciliation';
+
+const NO_TOTALS = { electiveDeferrals: 0, simpleDeferrals: 0, section457Deferrals: 0, hsaTotal: 0 };
+
+/** People reconciled per round of reads and writes: bounds memory whatever the headcount. */
+const PEOPLE_PER_CHUNK = 1_000;
+
+/** What the provider holds today, per benefit read (benefits it could not be asked about are absent). */
+type ProviderReads = Map<string, Map<string, EnrollmentConfigurationParams>>;
+
+/**
+ * `deduction_reconciliation` (an internal job a completed data sync queues for its entity):
+ * compares what payroll did with what the service applied. The provider's enrollments are read
+ * first (live calls, retried like any provider work); then, in the transaction that completes
+ * the job, under a lock of the entity: every statement of the current generation not yet
+ * reconciled in its present form is reconciled (src/domain/reconciliation), the discrepancies
+ * are opened, updated and resolved, their events and webhooks queued, and the statements
+ * recorded as reconciled. A crash before the commit leaves nothing: the job runs again and finds
+ * the same work; after it, a run finds nothing to do. Nothing is opened twice, nothing is lost.
+ */
+@Injectable()
+export class DeductionReconciliationHandler implements JobHandler {
+  readonly type = DEDUCTION_RECONCILIATION;
+  private readonly logger = new Logger(DeductionReconciliationHandler.name);
+
+  constructor(
+    private readonly connections: ConnectionsRepository,
+    private readonly dataSource: DataSource,
+    private readonly reconciliation: ReconciliationRepository,
+    private readonly events: DiscrepancyEvents,
+    @Inject(PROVIDER_PORT) private readonly provider: ProviderPort,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async run(job: Job): Promise<JobOutcome> {
+    const connection = await this.connections.find(job.connectionId);
+    const entity = connection?.entities.find((e) => e.id === job.entityId);
+    if (!connection || !entity || connection.status === 'disconnected') {
+      return { status: 'complete', result: { skipped: 'The connection or entity is gone' } };
+    }
+    const ref = employerRefOf(connection, entity);
+    const today = this.clock.now().toISOString().slice(0, 10);
+    const benefitIds = await this.benefitIdsOf(entity.id);
+    const reads = connection.status === 'connected' ? await this.readProvider(ref, benefitIds, today) : new Map();
+    const syncJobId = typeof job.params?.sync_job_id === 'string' ? job.params.sync_job_id : null;
+    const summary = { statements: 0, results: 0, opened: 0, resolved: 0, configurations_read: reads.size };
+    return {
+      status: 'complete',
+      result: summary,
+      commit: async (manager) => {
+        Object.assign(summary, await this.reconcile(manager, { connectionId: connection.id, entityId: entity.id, syncJobId, today }, reads));
+      },
+    };
+  }
+
+  private async benefitIdsOf(entityId: string): Promise<string[]> {
+    const rows: { id: string }[] = await this.dataSource.query(`SELECT id FROM benefits WHERE entity_id = $1`, [entityId]);
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * The provider's enrollments in force today, per benefit. A provider that cannot answer such a
+   * read (an error that is not transient) is not compared; a transient failure fails the run, to
+   * be retried.
+   */
+  private async readProvider(ref: EmployerRef, benefitIds: string[], today: string): Promise<ProviderReads> {
+    const reads: ProviderReads = new Map();
+    for (const benefitId of benefitIds) {
+      try {
+        const enrollments = await this.provider.enrollments(ref, benefitId, today);
+        reads.set(benefitId, new Map(enrollments.map((e) => [e.individual_id.toLowerCase(), normalisedConfiguration(e.configuration)])));
+      } catch (error) {
+        if (error instanceof DomainError && (error.family === 'provider_error' || error.family === 'provider_timeout')) throw error;
+        this.logger.debug(`No configuration read of benefit ${benefitId}: ${(error as Error).message}`);
+      }
+    }
+    return reads;
+  }
+
+  private async reconcile(
+    manager: EntityManager,
+    scope: { connectionId: string; entityId: string; syncJobId: string | null; today: string },
+    reads: ProviderReads,
+  ): Promise<{ statements: number; results: number; opened: number; resolved: number }> {
+    const { entityId } = scope;
+    const now = this.clock.now();
+    await this.reconciliation.lockEntity(manager, entityId);
+    const generation = await this.reconciliation.currentGeneration(manager, entityId);
+    const benefits = await this.reconciliation.benefits(manager, entityId);
+    const totals = { statements: 0, results: 0, opened: 0, resolved: 0 };
+    const touchedPayments = new Set<string>();
+
+    if (generation !== null && benefits.length > 0) {
+      // From the start of the first reconciled year: earlier statements of that year count against its limits.
+      const from = `${benefits.map((b) => b.reconcileFrom).sort()[0].slice(0, 4)}-01-01`;
+      const pending = await this.reconciliation.statementsToReconcile(manager, entityId, generation, from);
+      const people = [...new Set(pending.map((s) => s.individualId))].sort();
+      for (let at = 0; at < people.length; at += PEOPLE_PER_CHUNK) {
+        const chunk = new Set(people.slice(at, at + PEOPLE_PER_CHUNK));
+        const statements = pending.filter((s) => chunk.has(s.individualId));
+        const written = await this.reconcileChunk(manager, scope, generation, benefits, [...chunk], statements, now);
+        totals.statements += statements.length;
+        totals.results += written.results;
+        totals.opened += written.opened;
+        totals.resolved += written.resolved;
+        for (const s of statements) touchedPayments.add(s.paymentId);
+      }
+    }
+
+    if (reads.size > 0) {
+      const drift = await this.compareConfigurations(manager, scope, reads, now);
+      totals.opened += drift.opened;
+      totals.resolved += drift.resolved;
+    }
+
+    const payments = await this.reconciliation.paymentSummaries(manager, entityId, [...touchedPayments]);
+    await this.events.contributionsReady(manager, scope, payments);
+    await this.reconciliation.recordRun(
+      manager,
+      { entityId, connectionId: scope.connectionId, syncJobId: scope.syncJobId, generation, statements: totals.statements },
+      now,
+    );
+    return totals;
+  }
+
+  private async reconcileChunk(
+    manager: EntityManager,
+    scope: { connectionId: string; entityId: string },
+    generation: string,
+    benefits: ReconciledBenefit[],
+    people: string[],
+    pending: StatementToReconcile[],
+    now: Date,
+  ): Promise<{ results: number; opened: number; resolved: number }> {
+    const { entityId } = scope;
+    const firstYear = Math.min(...pending.map((s) => Number(s.payDate.slice(0, 4))));
+    const [statements, birthDates, enrollments, earlier, earlierTotals, live] = [
+      await this.reconciliation.statementBodies(manager, entityId, generation, pending.map((s) => s.recordId)),
+      await this.reconciliation.birthDates(manager, entityId, generation, people),
+      await this.reconciliation.enrollments(manager, benefits.map((b) => b.id), people),
+      await this.reconciliation.earlierResults(manager, entityId, people, firstYear),
+      await this.reconciliation.earlierStatementTotals(manager, entityId, people, firstYear),
+      await this.reconciliation.liveDiscrepancies(manager, entityId, { individualIds: people }),
+    ];
+    const timelinesOf = new Map<string, Map<string, (typeof enrollments)[number]['applied']>>();
+    for (const e of enrollments) {
+      const key = e.individualId.toLowerCase();
+      if (!timelinesOf.has(key)) timelinesOf.set(key, new Map());
+      timelinesOf.get(key)!.set(e.benefitId, e.applied);
+    }
+    const statementsOf = new Map<string, typeof statements>();
+    for (const s of statements) statementsOf.set(s.individualId, [...(statementsOf.get(s.individualId) ?? []), s]);
+    const regular = new Map(statements.map((s) => [`${s.paymentId}|${s.individualId}`, s.kind === 'regular_payroll']));
+
+    const results: StatementResult[] = [];
+    const changes = emptyChanges();
+    for (const individualId of people) {
+      const own = (statementsOf.get(individualId) ?? []).sort((a, b) => a.payDate.localeCompare(b.payDate) || a.paymentId.localeCompare(b.paymentId));
+      if (own.length === 0) continue;
+      const first = own[0];
+      const year = Number(first.payDate.slice(0, 4));
+      const redone = new Set(own.map((s) => s.paymentId));
+      const isBefore = (r: { paymentId: string; payDate: string }) => !redone.has(r.paymentId) && r.payDate < first.payDate && r.payDate.startsWith(`${year}-`);
+      const before = (earlier.get(individualId) ?? []).filter(isBefore);
+      const totalsBefore = (earlierTotals.get(individualId) ?? []).filter(isBefore).map((t) => t.totals);
+      const personResults = reconcilePerson(
+        {
+          individualId,
+          dob: birthDates.get(individualId) ?? null,
+          statements: own,
+          timelines: timelinesOf.get(individualId.toLowerCase()) ?? new Map(),
+          yearToDate: yearToDateOfResults(year, before, totalsBefore),
+        },
+        benefits,
+      );
+      applyStatementResults(live, personResults, changes);
+      results.push(...personResults);
+    }
+
+    const written = await this.writeChanges(manager, scope, changes, now);
+    // Each result points at the live discrepancy of its pair and kind, once the changes are written.
+    const liveIds = new Map<string, string>();
+    for (const d of live) liveIds.set(`${d.benefitId}|${d.individualId}|${d.kind}`, written.idOf(d.id));
+    await this.reconciliation.writeResults(
+      manager,
+      entityId,
+      results.map((r) => ({
+        ...r,
+        regular: regular.get(`${r.paymentId}|${r.individualId}`) ?? true,
+        discrepancyId: r.result === 'matched' ? null : (liveIds.get(`${r.benefitId}|${r.individualId}|${r.result}`) ?? null),
+      })),
+      now,
+    );
+    const limitTotals = new Map(statements.map((s) => [`${s.paymentId}|${s.individualId}`, limitTotalsOf(s)]));
+    await this.reconciliation.markReconciled(
+      manager,
+      entityId,
+      pending.map((s) => ({ ...s, limitTotals: limitTotals.get(`${s.paymentId}|${s.individualId}`) ?? NO_TOTALS })),
+      now,
+    );
+    await this.reconciliation.confirmInPayroll(
+      manager,
+      results
+        .filter((r) => r.result === 'matched' && r.jobId !== null && (r.observedEmployee > 0 || r.configuration === null))
+        .map((r) => ({ jobId: r.jobId!, paymentId: r.paymentId, payDate: r.payDate, individualId: r.individualId, benefitId: r.benefitId })),
+      now,
+    );
+    return { results: results.length, opened: written.opened, resolved: written.resolved };
+  }
+
+  /** Configuration drift: the provider's configurations today against the service's. */
+  private async compareConfigurations(
+    manager: EntityManager,
+    scope: { connectionId: string; entityId: string; today: string },
+    reads: ProviderReads,
+    now: Date,
+  ): Promise<{ opened: number; resolved: number }> {
+    const enrollments = await this.reconciliation.enrollments(manager, [...reads.keys()]);
+    const pairs = new Map<string, ConfigurationPair>();
+    const skipped = new Set<string>();
+    for (const e of enrollments) {
+      const key = `${e.benefitId}|${e.individualId.toLowerCase()}`;
+      // A change on its way to the provider: the two sides may differ for a moment.
+      if (e.status === 'pending') {
+        skipped.add(key);
+        continue;
+      }
+      const service = inForceOn(e.applied, scope.today);
+      pairs.set(key, { benefitId: e.benefitId, individualId: e.individualId.toLowerCase(), service: service && normalisedConfiguration(service), provider: null });
+    }
+    for (const [benefitId, held] of reads) {
+      for (const [individualId, configuration] of held) {
+        const key = `${benefitId}|${individualId}`;
+        if (skipped.has(key)) continue;
+        const pair = pairs.get(key) ?? { benefitId, individualId, service: null, provider: null };
+        pair.provider = configuration;
+        pairs.set(key, pair);
+      }
+    }
+    const live = await this.reconciliation.liveDiscrepancies(manager, scope.entityId, { kind: 'configuration_drift' });
+    const changes = emptyChanges();
+    // Both sides empty is no enrollment at all: nothing to compare, unless a drift was open.
+    const compared = [...pairs.values()].filter((p) => p.service !== null || p.provider !== null || live.some((d) => d.benefitId === p.benefitId && d.individualId === p.individualId));
+    applyConfigurationReads(live, compared, changes);
+    const written = await this.writeChanges(manager, scope, changes, now);
+    return { opened: written.opened, resolved: written.resolved };
+  }
+
+  /** Writes the lifecycle's changes with their events; `idOf` maps a provisional id to the one written. */
+  private async writeChanges(
+    manager: EntityManager,
+    scope: { connectionId: string; entityId: string },
+    changes: LifecycleChanges,
+    now: Date,
+  ): Promise<{ opened: number; resolved: number; idOf: (id: string) => string }> {
+    const ids = await this.reconciliation.open(manager, scope, changes.opened, now);
+    const idOf = (id: string) => (id.startsWith('new:') ? ids[Number(id.slice(4))] : id);
+    const updates = changes.updated.map((u) => ({ ...u, id: idOf(u.id) }));
+    await this.reconciliation.update(manager, updates, now);
+    // A discrepancy opened by an earlier statement of this run may be resolved by a later one.
+    const resolutions = changes.resolved.map((r) => ({ ...r, id: idOf(r.id) }));
+    const resolved = await this.reconciliation.resolve(manager, resolutions, now);
+    const resolutionOf = new Map(resolutions.map((r) => [r.id, r]));
+    await this.events.opened(
+      manager,
+      scope,
+      changes.opened.map((o, i) => ({ ...o, id: ids[i] })),
+    );
+    await this.events.resolved(
+      manager,
+      scope,
+      resolved.map((r) => ({ ...r, resolution: resolutionOf.get(r.id)?.resolution ?? 'agreed', payment_id: resolutionOf.get(r.id)?.paymentId ?? null })),
+    );
+    return { opened: ids.length, resolved: resolved.length, idOf };
+  }
+}

@@ -1,0 +1,335 @@
+import { DataSource } from 'typeorm';
+import { employerRefOf } from '../../src/domain/providers/provider-port';
+import { ManualClock } from '../../src/domain/shared/clock';
+import { irsLimitsFor } from '../../src/domain/payroll/irs-limits';
+import { ConnectionsRepository } from '../../src/infrastructure/database/repositories/connections.repository';
+import { SandboxEmployerStore } from '../../src/infrastructure/providers/sandbox/sandbox-employer.store';
+import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { describeWithPostgres } from '../setup/test-env';
+import { basic, bearer, createApplication } from '../utils/connect';
+import { expectEventually } from '../utils/expect-eventually';
+import { json, startTestService, TestResponse, TestService } from '../utils/test-app';
+
+const OPS = { authorization: `Basic ${Buffer.from('ops:ops-password-for-tests').toString('base64')}` };
+const MATCH = { type: 'match', tiers: [{ match: 10_000, threshold: 300 }, { match: 5_000, threshold: 500 }] };
+const PLAN = 'Retirement 401(k)';
+
+interface Employer {
+  token: string;
+  connectionId: string;
+  entityId: string;
+}
+
+interface Line {
+  employee?: number;
+  employer?: number;
+}
+
+/**
+ * Reconciliation end to end on real PostgreSQL: sandbox pay runs (statements computed by the
+ * sandbox payroll, and statements written to make payroll wrong), synced, reconciled by the job
+ * each sync queues. Each result kind, the lifecycle across re-syncs, drift, the saga step.
+ */
+describeWithPostgres('reconciliation of pay statements against enrollments', () => {
+  const clock = new ManualClock('2026-03-02T15:00:00Z');
+  let service: TestService;
+  let app: IssuedCredentials;
+  let employer: Employer;
+  let people: { id: string; dob: string }[];
+  let planId: string;
+
+  const db = () => service.app.get(DataSource);
+  const api = (path: string, body?: unknown, method?: string, of: Employer = employer): Promise<TestResponse> =>
+    body === undefined && method === undefined
+      ? service.request(path, { headers: bearer(of.token) })
+      : service.request(path, { ...json(body ?? {}, bearer(of.token)), ...(method ? { method } : {}) });
+  const sandbox = (path: string, body: unknown, method = 'POST', of: Employer = employer) =>
+    service.request(path, { ...json(body, { authorization: `Bearer ${of.token}` }), method });
+  const ended = (path: string, of: Employer = employer) =>
+    expectEventually(async () => {
+      const res = await api(path, undefined, undefined, of);
+      expect(['complete', 'error']).toContain(res.body.status);
+      return res.body;
+    });
+
+  async function sandboxEmployer(providerId = 'sandbox_automated', size = 10): Promise<Employer> {
+    const res = await service.request('/sandbox/connections', json({ provider_id: providerId, employee_size: size }, basic(app)));
+    if (res.status !== 200) throw new Error(`sandbox connection failed: ${res.text}`);
+    return { token: res.body.access_token, connectionId: res.body.connection_id, entityId: res.body.entity_id };
+  }
+
+  async function sync(of: Employer = employer): Promise<string> {
+    const res = await api('/jobs/automated', { type: 'data_sync_all' }, undefined, of);
+    expect(res.status).toBe(201);
+    expect((await ended(`/jobs/automated/${res.body.job_id}`, of)).status).toBe('complete');
+    return res.body.job_id;
+  }
+
+  /** Waits for the reconciliation the sync queued to have committed. */
+  const reconciledAfter = (syncJobId: string) =>
+    expectEventually(async () => {
+      const [run] = await db().query(`SELECT statements FROM reconciliation_runs WHERE sync_job_id = $1`, [syncJobId]);
+      expect(run).toBeDefined();
+      return run.statements as number;
+    });
+
+  /** A pay run (statements written for some people, computed for the rest), synced and reconciled. */
+  async function payRun(payDate: string, written: Record<string, Line> = {}, of: Employer = employer): Promise<string> {
+    clock.set(`${payDate}T15:00:00Z`);
+    const statements = Object.entries(written).map(([individualId, line]) => statementOf(individualId, line));
+    const res = await sandbox('/sandbox/payment', { pay_date: payDate, ...(statements.length > 0 && { start_date: periodStart(payDate), end_date: payDate, pay_statements: statements }) }, 'POST', of);
+    expect([res.status, res.status === 200 ? '' : res.text]).toEqual([200, '']);
+    expect(res.body.sync_status).toBe('complete');
+    await reconciledAfter(res.body.sync_job_id);
+    return res.body.payment_id;
+  }
+
+  const periodStart = (payDate: string) => new Date(Date.parse(`${payDate}T00:00:00Z`) - 13 * 86_400_000).toISOString().slice(0, 10);
+
+  /** Gross 4,000.00, so 5 % is 200.00 and the match (100 % of 3 %, 50 % of the next 2 %) 160.00. */
+  function statementOf(individualId: string, line: Line) {
+    return {
+      individual_id: individualId,
+      type: 'regular_payroll',
+      payment_method: 'direct_deposit',
+      total_hours: 80,
+      gross_pay: 400_000,
+      net_pay: 280_000 - (line.employee ?? 0),
+      earnings: [{ type: 'salary', name: 'Salary', amount: 400_000, hours: 80 }],
+      taxes: [{ type: 'federal', name: 'Federal Income Tax', employer: false, amount: 120_000 }],
+      employee_deductions: line.employee === undefined ? [] : [{ name: PLAN, amount: line.employee, type: '401k', pre_tax: true }],
+      employer_contributions: line.employer === undefined ? [] : [{ name: PLAN, amount: line.employer, type: '401k' }],
+    };
+  }
+
+  const resultsOf = async (paymentId: string): Promise<Map<string, { result: string; expected_employee: number; observed_employee: number }>> => {
+    const rows = await db().query(
+      `SELECT individual_id, result, expected_employee::int, observed_employee::int FROM reconciliation_results WHERE payment_id = $1 AND benefit_id = $2`,
+      [paymentId, planId],
+    );
+    return new Map(rows.map((r: { individual_id: string }) => [r.individual_id, r]));
+  };
+  const discrepancies = async (individualId: string) =>
+    db().query(
+      `SELECT id, kind, status, occurrences, resolution, expected, observed FROM deduction_discrepancies WHERE individual_id = $1 ORDER BY opened_at, kind`,
+      [individualId],
+    );
+
+  beforeAll(async () => {
+    service = await startTestService({ clock });
+    app = await createApplication(service);
+    employer = await sandboxEmployer('sandbox_automated', 16);
+    await sync();
+    const directory = await api('/employer/directory');
+    const ids: string[] = directory.body.individuals.map((i: { id: string }) => i.id);
+    const employments = await api('/employer/employment', { requests: ids.map((individual_id) => ({ individual_id })) });
+    // People payroll pays through the whole test: employees, active, hired before it starts.
+    const paid = new Set<string>(
+      employments.body.responses
+        .filter((r: { body: { employment: { type: string }; is_active: boolean; start_date: string } }) => r.body.employment.type === 'employee' && r.body.is_active && r.body.start_date < '2026-03-01')
+        .map((r: { individual_id: string }) => r.individual_id),
+    );
+    const individuals = await api('/employer/individual', { requests: ids.filter((id) => paid.has(id)).map((individual_id) => ({ individual_id })) });
+    people = individuals.body.responses.map((r: { individual_id: string; body: { dob: string } }) => ({ id: r.individual_id, dob: r.body.dob }));
+    expect(people.length).toBeGreaterThanOrEqual(9);
+
+    const created = await api('/employer/benefits', { type: '401k', description: PLAN, frequency: 'every_paycheck', company_contribution: MATCH });
+    expect(created.status).toBe(200);
+    expect((await ended(`/jobs/automated/${created.body.job_id}`)).status).toBe('complete');
+    planId = created.body.benefit_id;
+  });
+  afterAll(() => service?.close());
+
+  it('matches every statement the sandbox payroll computed from what the service enrolled, and confirms the saga', async () => {
+    const enrolled = people.slice(0, 6).map((p) => ({ individual_id: p.id, configuration: { employee_deduction: { type: 'percent', amount: 500 } } }));
+    const job = await api(`/employer/benefits/${planId}/individuals`, enrolled);
+    expect(job.status).toBe(200);
+    expect((await ended(`/jobs/automated/${job.body.job_id}`)).status).toBe('complete');
+
+    const paymentId = await payRun('2026-03-13');
+    const results = await resultsOf(paymentId);
+    for (const { individual_id } of enrolled) {
+      expect(results.get(individual_id)).toMatchObject({ result: 'matched' });
+      expect(results.get(individual_id)!.observed_employee).toBeGreaterThan(0);
+    }
+    // People never enrolled and not deducted give no result.
+    expect(results.has(people[8].id)).toBe(false);
+    const [open] = await db().query(`SELECT count(*)::int AS n FROM deduction_discrepancies WHERE entity_id = $1`, [employer.entityId]);
+    expect(open.n).toBe(0);
+
+    // The enrollment's job records when its change was first seen on a pay statement.
+    const steps = await db().query(
+      `SELECT s.steps FROM sagas s JOIN saga_jobs sj ON sj.saga_id = s.id WHERE sj.job_id = $1`,
+      [job.body.job_id],
+    );
+    for (const { steps: list } of steps) {
+      expect(list.filter((s: { name: string }) => s.name === 'confirmed_in_payroll')).toHaveLength(1);
+    }
+  });
+
+  it('finds missing, amount_mismatch, match_mismatch and unexpected on a wrong pay run, once, and resolves them when payroll agrees', async () => {
+    const [a, b, c, d] = people.slice(0, 4).map((p) => p.id);
+    // d is unenrolled from before the next pay date; the written statement keeps deducting.
+    const unenroll = await api(`/employer/benefits/${planId}/individuals`, { individual_ids: [d] }, 'DELETE');
+    expect(unenroll.status).toBe(200);
+    expect((await ended(`/jobs/automated/${unenroll.body.job_id}`)).status).toBe('complete');
+
+    const wrong = { [a]: {}, [b]: { employee: 15_000, employer: 12_000 }, [c]: { employee: 20_000, employer: 20_000 }, [d]: { employee: 20_000, employer: 16_000 } };
+    const first = await payRun('2026-03-27', wrong);
+    const results = await resultsOf(first);
+    expect(results.get(a)).toMatchObject({ result: 'missing', expected_employee: 20_000, observed_employee: 0 });
+    expect(results.get(b)).toMatchObject({ result: 'amount_mismatch', expected_employee: 20_000, observed_employee: 15_000 });
+    expect(results.get(c)).toMatchObject({ result: 'match_mismatch' });
+    expect(results.get(d)).toMatchObject({ result: 'unexpected', expected_employee: 0, observed_employee: 20_000 });
+
+    // The same problems on the next run: updated, not opened again.
+    const second = await payRun('2026-04-10', wrong);
+    expect((await resultsOf(second)).get(a)).toMatchObject({ result: 'missing' });
+    for (const [id, kind] of [[a, 'missing'], [b, 'amount_mismatch'], [c, 'match_mismatch'], [d, 'unexpected']]) {
+      const found = await discrepancies(id);
+      expect(found).toEqual([expect.objectContaining({ kind, status: 'open', occurrences: 2 })]);
+    }
+    // A re-sync that brings the same statements changes nothing.
+    const again = await sync();
+    expect(await reconciledAfter(again)).toBe(0);
+    expect((await discrepancies(a))[0].occurrences).toBe(2);
+
+    // Payroll deducts as enrolled again (computed statements): every discrepancy resolves, once.
+    await payRun('2026-04-24');
+    for (const id of [a, b, c, d]) {
+      const found = await discrepancies(id);
+      expect(found).toEqual([expect.objectContaining({ status: 'resolved', resolution: 'agreed' })]);
+    }
+    const events = await db().query(
+      `SELECT type, count(*)::int AS n FROM outbox_messages WHERE type LIKE 'DeductionDiscrepancy%' AND message_key = $1 GROUP BY type ORDER BY type`,
+      [employer.connectionId],
+    );
+    expect(events).toEqual([
+      { type: 'DeductionDiscrepancyOpened.v1', n: 4 },
+      { type: 'DeductionDiscrepancyResolved.v1', n: 4 },
+    ]);
+  });
+
+  it('is over_limit past the annual maximum and matched when the cap is applied, and honours catch-up over 50', async () => {
+    clock.set('2026-05-01T15:00:00Z');
+    const limits = irsLimitsFor(2026);
+    const capped = people[6].id;
+    // 54 at the end of 2026, paid 1,000,000.00 a year: half the 402(g) limit fits in one paycheck.
+    const over50 = people[7].id;
+    expect((await sandbox(`/sandbox/individual/${over50}`, { dob: '1972-02-02' }, 'PUT')).status).toBe(200);
+    expect((await sandbox(`/sandbox/employment/${over50}`, { income: { unit: 'yearly', amount: 100_000_000 } }, 'PUT')).status).toBe(200);
+    const job = await api(`/employer/benefits/${planId}/individuals`, [
+      { individual_id: capped, configuration: { employee_deduction: { type: 'fixed', amount: 30_000 }, annual_maximum: 50_000 } },
+      { individual_id: over50, configuration: { employee_deduction: { type: 'fixed', amount: limits.electiveDeferral / 2 }, catch_up: true } },
+    ]);
+    expect([job.status, job.text]).toEqual([200, expect.anything()]);
+    expect((await ended(`/jobs/automated/${job.body.job_id}`)).status).toBe('complete');
+
+    const first = await payRun('2026-05-08', { [capped]: { employee: 30_000, employer: 16_000 } });
+    expect((await resultsOf(first)).get(capped)).toMatchObject({ result: 'matched', expected_employee: 30_000 });
+    // The second deduction may take only 200.00; 300.00 is over the annual maximum.
+    const second = await payRun('2026-05-22', { [capped]: { employee: 30_000, employer: 16_000 } });
+    expect((await resultsOf(second)).get(capped)).toMatchObject({ result: 'over_limit', expected_employee: 20_000 });
+    expect(await discrepancies(capped)).toEqual([expect.objectContaining({ kind: 'over_limit', status: 'open' })]);
+    // Computed by the sandbox from here on: the cap is reached, nothing is due, and none is taken.
+    const third = await payRun('2026-06-05');
+    expect((await resultsOf(third)).get(capped)).toMatchObject({ result: 'matched', expected_employee: 0, observed_employee: 0 });
+    expect((await discrepancies(capped))[0]).toMatchObject({ status: 'resolved' });
+
+    // The third run takes the age-50 catch-up on top of the 402(g) limit (the sandbox computes it): all matched.
+    const rows = await db().query(
+      `SELECT result, observed_employee::int FROM reconciliation_results WHERE individual_id = $1 AND benefit_id = $2 ORDER BY pay_date`,
+      [over50, planId],
+    );
+    expect(rows.map((r: { result: string }) => r.result)).toEqual(['matched', 'matched', 'matched']);
+    // What every 401(k) line of the year took (the employer's own plan's too) ends at the 402(g) limit plus the catch-up.
+    const [{ taken }] = await db().query(
+      `SELECT coalesce(sum((l->>'amount')::bigint), 0)::bigint AS taken FROM employer_data d CROSS JOIN jsonb_array_elements(d.body->'employee_deductions') l
+       WHERE d.entity_id = $1 AND d.generation = (SELECT generation FROM employer_syncs WHERE entity_id = $1) AND d.kind = 'pay_statement'
+         AND d.sort_key = $2 AND d.pay_date >= '2026-01-01' AND l->>'type' = '401k'`,
+      [employer.entityId, over50],
+    );
+    expect(Number(taken)).toBe(limits.electiveDeferral + limits.catchUpAge50);
+  });
+
+  it('opens configuration drift when the provider holds another configuration, and resolves it when it agrees again', async () => {
+    const person = people[4].id;
+    const connection = (await service.app.get(ConnectionsRepository).find(employer.connectionId))!;
+    const ref = employerRefOf(connection, connection.entities[0]);
+    const store = service.app.get(SandboxEmployerStore);
+    const today = clock.now().toISOString().slice(0, 10);
+    const base = { company_contribution: null, annual_maximum: null, catch_up: false, hsa_contribution_limit: null };
+    // A payroll admin changes the deduction in the provider's own screens.
+    await store.enroll(ref, planId, [{ individual_id: person, effective_date: today, configuration: { ...base, employee_deduction: { type: 'percent', amount: 800 } } }]);
+    await reconciledAfter(await sync());
+    const [drift] = await discrepancies(person).then((all) => all.filter((d: { kind: string }) => d.kind === 'configuration_drift'));
+    expect(drift).toMatchObject({ status: 'open' });
+    expect(drift.expected.configuration.employee_deduction).toEqual({ type: 'percent', amount: 500 });
+    expect(drift.observed.configuration.employee_deduction).toEqual({ type: 'percent', amount: 800 });
+
+    // Read again, still different: the same discrepancy.
+    await reconciledAfter(await sync());
+    expect((await discrepancies(person)).filter((d: { kind: string }) => d.kind === 'configuration_drift')).toHaveLength(1);
+
+    await store.enroll(ref, planId, [{ individual_id: person, effective_date: today, configuration: { ...base, employee_deduction: { type: 'percent', amount: 500 } } }]);
+    await reconciledAfter(await sync());
+    const after = (await discrepancies(person)).filter((d: { kind: string }) => d.kind === 'configuration_drift');
+    expect(after).toEqual([expect.objectContaining({ id: drift.id, status: 'resolved', resolution: 'agreed' })]);
+  });
+
+  it('reconciles an Assisted provider’s weekly data: two pay runs arrive in one sync, oldest first', async () => {
+    clock.set('2026-06-08T15:00:00Z');
+    const assisted = await sandboxEmployer('sandbox_assisted', 4);
+    await syncAssisted(assisted);
+    const benefit = await api('/employer/benefits', { type: '401k', description: PLAN, frequency: 'every_paycheck', company_contribution: MATCH }, undefined, assisted);
+    await completeTask(benefit.body.job_id);
+    expect((await ended(`/jobs/manual/${benefit.body.job_id}`, assisted)).status).toBe('complete');
+    const plan = benefit.body.benefit_id;
+    const directory = await api('/employer/directory', undefined, undefined, assisted);
+    const person = directory.body.individuals[0].id;
+    const job = await api(`/employer/benefits/${plan}/individuals`, [{ individual_id: person, configuration: { employee_deduction: { type: 'fixed', amount: 10_000 }, annual_maximum: 15_000 } }], undefined, assisted);
+    await completeTask(job.body.job_id);
+    expect((await ended(`/jobs/manual/${job.body.job_id}`, assisted)).status).toBe('complete');
+
+    // Two runs paid before the week's sync: the second may take only 50.00 of the maximum.
+    const store = service.app.get(SandboxEmployerStore);
+    const connection = (await service.app.get(ConnectionsRepository).find(assisted.connectionId))!;
+    const ref = employerRefOf(connection, connection.entities[0]);
+    await store.runPayPeriod(ref, { payDate: '2026-06-12' });
+    await store.runPayPeriod(ref, { payDate: '2026-06-26' });
+    clock.set('2026-06-29T15:00:00Z');
+    await syncAssisted(assisted);
+    await expectEventually(async () => {
+      const [run] = await db().query(`SELECT statements FROM reconciliation_runs WHERE entity_id = $1`, [assisted.entityId]);
+      expect(run?.statements).toBeGreaterThanOrEqual(2);
+    });
+    const rows = await db().query(
+      `SELECT to_char(pay_date, 'YYYY-MM-DD') AS pay_date, result, expected_employee::int FROM reconciliation_results WHERE benefit_id = $1 AND individual_id = $2 ORDER BY pay_date`,
+      [plan, person],
+    );
+    expect(rows).toEqual([
+      { pay_date: '2026-06-12', result: 'matched', expected_employee: 10_000 },
+      { pay_date: '2026-06-26', result: 'matched', expected_employee: 5_000 },
+    ]);
+  });
+
+  /** An Assisted connection syncs through the internal job POST /sandbox/jobs starts (no job id to poll). */
+  async function syncAssisted(of: Employer): Promise<void> {
+    const before = await db().query(`SELECT job_id FROM employer_syncs WHERE entity_id = $1`, [of.entityId]);
+    expect((await sandbox('/sandbox/jobs', { type: 'data_sync_all' }, 'POST', of)).status).toBe(200);
+    await expectEventually(async () => {
+      const [now] = await db().query(`SELECT job_id FROM employer_syncs WHERE entity_id = $1`, [of.entityId]);
+      expect(now).toBeDefined();
+      expect(now.job_id).not.toEqual(before[0]?.job_id);
+    });
+  }
+
+  async function completeTask(jobId: string): Promise<void> {
+    const [task] = await expectEventually(async () => {
+      const rows = await db().query(`SELECT id FROM ops_tasks WHERE job_id = $1 AND status = 'open'`, [jobId]);
+      expect(rows).toHaveLength(1);
+      return rows;
+    });
+    expect((await service.request(`/ops/api/tasks/${task.id}/complete`, json({}, OPS))).status).toBe(200);
+  }
+});
