@@ -69,6 +69,6 @@ export const MIGRATIONS = [
   GustoWebhooks1797980000000,
   PendingProviderGrants1797990000000,
   SagaSourceEventLookup1798000000000,
-  DeductionReconciliation1798200000000,
   SandboxPayRunAdjustments1798100000000,
+  DeductionReconciliation1798200000000,
 ];
