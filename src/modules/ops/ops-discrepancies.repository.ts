@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { DiscrepancyKind, DiscrepancyStatus } from '../../domain/reconciliation/reconciliation.types';
+import { DISCREPANCY_COLUMNS, discrepancyOf, DiscrepancyRow } from '../../infrastructure/database/repositories/discrepancy-rows';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 import { DiscrepancyResult, MAX_RECENT_RESULTS, OpsDiscrepancy } from './dto/discrepancy.dto';
 
@@ -11,31 +12,6 @@ export interface OpsDiscrepancyFilter {
   individualId?: string;
   kinds?: readonly DiscrepancyKind[];
   statuses: readonly DiscrepancyStatus[];
-}
-
-interface DiscrepancyRow {
-  id: string;
-  connection_id: string;
-  entity_id: string;
-  benefit_id: string;
-  individual_id: string;
-  kind: DiscrepancyKind;
-  status: DiscrepancyStatus;
-  first_payment_id: string | null;
-  first_pay_date: string | null;
-  last_payment_id: string | null;
-  last_pay_date: string | null;
-  occurrences: number;
-  expected: unknown;
-  observed: unknown;
-  opened_at: Date;
-  updated_at: Date;
-  acknowledged_at: Date | null;
-  acknowledged_by: string | null;
-  note: string | null;
-  reapply_job_id: string | null;
-  resolved_at: Date | null;
-  resolution: string | null;
 }
 
 interface ResultRow {
@@ -58,42 +34,7 @@ interface ResultRow {
   reconciled_at: Date;
 }
 
-// Dates as the wire writes them (a `date` read as a Date would shift with the server's zone).
-const COLUMNS = `d.id, d.connection_id, d.entity_id, d.benefit_id, d.individual_id, d.kind, d.status,
-  d.first_payment_id, to_char(d.first_pay_date, 'YYYY-MM-DD') AS first_pay_date,
-  d.last_payment_id, to_char(d.last_pay_date, 'YYYY-MM-DD') AS last_pay_date,
-  d.occurrences, d.expected, d.observed, d.opened_at, d.updated_at, d.acknowledged_at, d.acknowledged_by, d.note,
-  d.reapply_job_id, d.resolved_at, d.resolution`;
-
 const instant = (value: Date | string) => new Date(value);
-const instantOrNull = (value: Date | string | null) => (value === null ? null : new Date(value));
-
-function discrepancyOf(row: DiscrepancyRow): OpsDiscrepancy {
-  return {
-    id: row.id,
-    connectionId: row.connection_id,
-    entityId: row.entity_id,
-    benefitId: row.benefit_id,
-    individualId: row.individual_id,
-    kind: row.kind,
-    status: row.status,
-    firstPaymentId: row.first_payment_id,
-    firstPayDate: row.first_pay_date,
-    lastPaymentId: row.last_payment_id,
-    lastPayDate: row.last_pay_date,
-    occurrences: row.occurrences,
-    expected: row.expected,
-    observed: row.observed,
-    openedAt: instant(row.opened_at),
-    updatedAt: instant(row.updated_at),
-    acknowledgedAt: instantOrNull(row.acknowledged_at),
-    acknowledgedBy: row.acknowledged_by,
-    note: row.note,
-    reapplyJobId: row.reapply_job_id,
-    resolvedAt: instantOrNull(row.resolved_at),
-    resolution: row.resolution,
-  };
-}
 
 function resultOf(row: ResultRow): DiscrepancyResult {
   return {
@@ -135,7 +76,7 @@ export class OpsDiscrepanciesRepository {
     if (filter.individualId) where.and((p) => `lower(d.individual_id) = ${p}`, filter.individualId.toLowerCase());
     const { count, rows } = await countedPage<DiscrepancyRow>(
       this.dataSource,
-      { from: 'deduction_discrepancies d', select: `SELECT ${COLUMNS} FROM deduction_discrepancies d`, where, orderBy: 'd.opened_at DESC, d.id' },
+      { from: 'deduction_discrepancies d', select: `SELECT ${DISCREPANCY_COLUMNS} FROM deduction_discrepancies d`, where, orderBy: 'd.opened_at DESC, d.id' },
       page,
     );
     return { count, discrepancies: rows.map(discrepancyOf) };
@@ -143,7 +84,7 @@ export class OpsDiscrepanciesRepository {
 
   /** One discrepancy; `lock` holds its row until the transaction of `manager` ends. */
   async find(id: string, manager: EntityManager = this.dataSource.manager, { lock = false } = {}): Promise<OpsDiscrepancy | undefined> {
-    const [row]: DiscrepancyRow[] = await manager.query(`SELECT ${COLUMNS} FROM deduction_discrepancies d WHERE d.id = $1 ${lock ? 'FOR UPDATE' : ''}`, [id]);
+    const [row]: DiscrepancyRow[] = await manager.query(`SELECT ${DISCREPANCY_COLUMNS} FROM deduction_discrepancies d WHERE d.id = $1 ${lock ? 'FOR UPDATE' : ''}`, [id]);
     return row && discrepancyOf(row);
   }
 

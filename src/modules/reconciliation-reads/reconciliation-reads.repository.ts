@@ -7,6 +7,7 @@ import {
   StatementResultKind,
   TaxTreatment,
 } from '../../domain/reconciliation/reconciliation.types';
+import { DISCREPANCY_COLUMNS, discrepancyOf, DiscrepancyRecord, DiscrepancyRow } from '../../infrastructure/database/repositories/discrepancy-rows';
 import { countedPage, SqlFilter, SqlRunner } from '../../infrastructure/database/sql-filter';
 
 /**
@@ -24,28 +25,7 @@ export interface ReconciliationScope {
   entityId: string;
 }
 
-export interface DiscrepancyRecord {
-  id: string;
-  kind: DiscrepancyKind;
-  status: DiscrepancyStatus;
-  benefitId: string;
-  individualId: string;
-  firstPaymentId: string | null;
-  firstPayDate: string | null;
-  lastPaymentId: string | null;
-  lastPayDate: string | null;
-  occurrences: number;
-  expected: unknown;
-  observed: unknown;
-  openedAt: Date;
-  updatedAt: Date;
-  acknowledgedAt: Date | null;
-  acknowledgedBy: string | null;
-  note: string | null;
-  resolvedAt: Date | null;
-  resolution: string | null;
-  reapplyJobId: string | null;
-}
+export type { DiscrepancyRecord };
 
 export interface DiscrepancyFilter {
   benefitId?: string;
@@ -112,36 +92,6 @@ export interface ReconciliationStatusRecord {
 
 /** Rows per statement of a whole-payment export: bounds the rows in memory at once. */
 export const EXPORT_BATCH = 1_000;
-
-interface DiscrepancyRow {
-  id: string;
-  kind: DiscrepancyKind;
-  status: DiscrepancyStatus;
-  benefit_id: string;
-  individual_id: string;
-  first_payment_id: string | null;
-  first_pay_date: string | null;
-  last_payment_id: string | null;
-  last_pay_date: string | null;
-  occurrences: number;
-  expected: unknown;
-  observed: unknown;
-  opened_at: Date;
-  updated_at: Date;
-  acknowledged_at: Date | null;
-  acknowledged_by: string | null;
-  note: string | null;
-  resolved_at: Date | null;
-  resolution: string | null;
-  reapply_job_id: string | null;
-}
-
-// Calendar dates as text: a date must not pass through a JS Date and a time zone.
-const DISCREPANCY_COLUMNS = `d.id, d.kind, d.status, d.benefit_id, d.individual_id,
-  d.first_payment_id, to_char(d.first_pay_date, 'YYYY-MM-DD') AS first_pay_date,
-  d.last_payment_id, to_char(d.last_pay_date, 'YYYY-MM-DD') AS last_pay_date,
-  d.occurrences, d.expected, d.observed, d.opened_at, d.updated_at, d.acknowledged_at, d.acknowledged_by,
-  d.note, d.resolved_at, d.resolution, d.reapply_job_id`;
 
 interface ResultRow {
   individual_id: string;
@@ -372,30 +322,6 @@ function contributionScope(entityId: string, paymentId: string, filter: Contribu
   return where;
 }
 
-function discrepancyOf(row: DiscrepancyRow): DiscrepancyRecord {
-  return {
-    id: row.id,
-    kind: row.kind,
-    status: row.status,
-    benefitId: row.benefit_id,
-    individualId: row.individual_id,
-    firstPaymentId: row.first_payment_id,
-    firstPayDate: row.first_pay_date,
-    lastPaymentId: row.last_payment_id,
-    lastPayDate: row.last_pay_date,
-    occurrences: row.occurrences,
-    expected: row.expected,
-    observed: row.observed,
-    openedAt: row.opened_at,
-    updatedAt: row.updated_at,
-    acknowledgedAt: row.acknowledged_at,
-    acknowledgedBy: row.acknowledged_by,
-    note: row.note,
-    resolvedAt: row.resolved_at,
-    resolution: row.resolution,
-    reapplyJobId: row.reapply_job_id,
-  };
-}
 
 function resultOf(row: ResultRow): StatementResultRecord {
   return {

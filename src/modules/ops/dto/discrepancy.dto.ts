@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES, DiscrepancyKind, DiscrepancyStatus } from '../../../domain/reconciliation/reconciliation.types';
+import { DiscrepancyRecord, discrepancyFields } from '../../../infrastructure/database/repositories/discrepancy-rows';
 import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { queryList } from '../../employer/dto/entity-scoped-query.dto';
 import { IndividualNameMap, INDIVIDUAL_NAMES } from '../individual-names';
@@ -78,31 +79,7 @@ export class AcknowledgeDiscrepancyDto {
 }
 
 /** A row of deduction_discrepancies as the ops API reads it. */
-export interface OpsDiscrepancy {
-  id: string;
-  connectionId: string;
-  entityId: string;
-  benefitId: string;
-  individualId: string;
-  kind: DiscrepancyKind;
-  status: DiscrepancyStatus;
-  firstPaymentId: string | null;
-  /** `YYYY-MM-DD` */
-  firstPayDate: string | null;
-  lastPaymentId: string | null;
-  lastPayDate: string | null;
-  occurrences: number;
-  expected: unknown;
-  observed: unknown;
-  openedAt: Date;
-  updatedAt: Date;
-  acknowledgedAt: Date | null;
-  acknowledgedBy: string | null;
-  note: string | null;
-  reapplyJobId: string | null;
-  resolvedAt: Date | null;
-  resolution: string | null;
-}
+export type OpsDiscrepancy = DiscrepancyRecord;
 
 /** A row of reconciliation_results that fed a discrepancy. */
 export interface DiscrepancyResult {
@@ -183,33 +160,9 @@ export class ReapplyDiscrepancyResponse {
   @ApiProperty({ format: 'uuid', description: 'The enrollment job opened (benefit_enroll or benefit_unenroll), polled like any other' }) job_id: string;
 }
 
-const isoOrNull = (value: Date | null) => (value === null ? null : value.toISOString());
 
 export function discrepancyView(d: OpsDiscrepancy): DiscrepancyResponse {
-  return {
-    discrepancy_id: d.id,
-    connection_id: d.connectionId,
-    entity_id: d.entityId,
-    benefit_id: d.benefitId,
-    individual_id: d.individualId,
-    kind: d.kind,
-    status: d.status,
-    first_payment_id: d.firstPaymentId,
-    first_pay_date: d.firstPayDate,
-    last_payment_id: d.lastPaymentId,
-    last_pay_date: d.lastPayDate,
-    occurrences: d.occurrences,
-    expected: d.expected,
-    observed: d.observed,
-    opened_at: d.openedAt.toISOString(),
-    updated_at: d.updatedAt.toISOString(),
-    acknowledged_at: isoOrNull(d.acknowledgedAt),
-    acknowledged_by: d.acknowledgedBy,
-    note: d.note,
-    reapply_job_id: d.reapplyJobId,
-    resolved_at: isoOrNull(d.resolvedAt),
-    resolution: d.resolution,
-  };
+  return { discrepancy_id: d.id, connection_id: d.connectionId, entity_id: d.entityId, ...discrepancyFields(d) };
 }
 
 export function discrepancyResultView(r: DiscrepancyResult): DiscrepancyResultResponse {

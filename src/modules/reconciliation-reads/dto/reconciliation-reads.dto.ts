@@ -11,6 +11,7 @@ import {
   StatementResultKind,
   TaxTreatment,
 } from '../../../domain/reconciliation/reconciliation.types';
+import { discrepancyFields } from '../../../infrastructure/database/repositories/discrepancy-rows';
 import { MAX_OFFSET } from '../../../infrastructure/http/page-query.dto';
 import { EntityScopedQueryDto, queryList } from '../../employer/dto/entity-scoped-query.dto';
 import type {
@@ -225,28 +226,7 @@ export class ReconciliationStatusResponse {
 const iso = (at: Date | null) => (at === null ? null : at.toISOString());
 
 export function discrepancyView(d: DiscrepancyRecord): DiscrepancyResponse {
-  return {
-    id: d.id,
-    kind: d.kind,
-    status: d.status,
-    benefit_id: d.benefitId,
-    individual_id: d.individualId,
-    first_payment_id: d.firstPaymentId,
-    first_pay_date: d.firstPayDate,
-    last_payment_id: d.lastPaymentId,
-    last_pay_date: d.lastPayDate,
-    occurrences: d.occurrences,
-    expected: d.expected,
-    observed: d.observed,
-    opened_at: d.openedAt.toISOString(),
-    updated_at: d.updatedAt.toISOString(),
-    acknowledged_at: iso(d.acknowledgedAt),
-    acknowledged_by: d.acknowledgedBy,
-    note: d.note,
-    resolved_at: iso(d.resolvedAt),
-    resolution: d.resolution,
-    reapply_job_id: d.reapplyJobId,
-  };
+  return { id: d.id, ...discrepancyFields(d) };
 }
 
 export function statementResultView(r: StatementResultRecord): StatementResultResponse {
