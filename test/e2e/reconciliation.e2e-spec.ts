@@ -5,6 +5,7 @@ import { irsLimitsFor } from '../../src/domain/payroll/irs-limits';
 import { ConnectionsRepository } from '../../src/infrastructure/database/repositories/connections.repository';
 import { SandboxEmployerStore } from '../../src/infrastructure/providers/sandbox/sandbox-employer.store';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
+import { JobSignal } from '../../src/modules/jobs/job-signal';
 import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
@@ -250,6 +251,32 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
       [employer.entityId, over50],
     );
     expect(Number(taken)).toBe(limits.electiveDeferral + limits.catchUpAge50);
+  });
+
+  it('expects a deduction from the first pay date on or after an effective date in the middle of a pay period', async () => {
+    const person = people[8].id;
+    clock.set('2026-06-08T15:00:00Z');
+    // Effective on the Wednesday of the period 2026-06-06 – 2026-06-19 (paid on the 19th).
+    const job = await api(`/employer/benefits/${planId}/individuals`, [
+      { individual_id: person, configuration: { effective_date: '2026-06-10', employee_deduction: { type: 'percent', amount: 400 } } },
+    ]);
+    expect(job.status).toBe(200);
+    clock.set('2026-06-10T15:00:00Z');
+    await expectEventually(async () => {
+      service.app.get(JobSignal).nudge();
+      expect((await api(`/jobs/automated/${job.body.job_id}`)).body.status).toBe('complete');
+    });
+    const paymentId = await payRun('2026-06-19');
+    const result = (await resultsOf(paymentId)).get(person);
+    expect(result).toMatchObject({ result: 'matched' });
+    expect(result!.expected_employee).toBeGreaterThan(0);
+    expect(result!.observed_employee).toBe(result!.expected_employee);
+    // The run before the effective date gave this person no result for the plan.
+    const [{ n }] = await db().query(
+      `SELECT count(*)::int AS n FROM reconciliation_results WHERE individual_id = $1 AND benefit_id = $2 AND pay_date < '2026-06-10'`,
+      [person, planId],
+    );
+    expect(n).toBe(0);
   });
 
   it('opens configuration drift when the provider holds another configuration, and resolves it when it agrees again', async () => {
