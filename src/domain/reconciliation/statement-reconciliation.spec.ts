@@ -1,6 +1,7 @@
 import type { EnrollmentConfigurationParams } from '../benefits/benefit-job-params';
 import type { AppliedTimeline } from '../enrollments/applied-timeline';
 import { irsLimitsFor } from '../payroll/irs-limits';
+import { emptyYearToDate } from '../payroll/pay-statement-calculator';
 import { ObservedStatement, ReconciledBenefit } from './reconciliation.types';
 import { reconcilePerson, taxTreatmentOfType } from './statement-reconciliation';
 
@@ -42,21 +43,6 @@ function statement(payDate: string, lines: { name?: string; type?: string | null
     employerContributions: lines
       .filter((l) => l.employer !== undefined)
       .map((l) => ({ name: l.name ?? K401.description, amount: l.employer!, type: l.type === undefined ? '401k' : l.type })),
-  };
-}
-
-function statementTotalsYear() {
-  return {
-    year: 2026,
-    employeeByBenefit: {},
-    electiveDeferrals: 0,
-    simpleDeferrals: 0,
-    section457Deferrals: 0,
-    hsaTotal: 0,
-    socialSecurityWages: 0,
-    medicareWages: 0,
-    monthlyDeductionMonths: {},
-    oneTimeBenefitsTaken: [],
   };
 }
 
@@ -176,7 +162,7 @@ describe('reconciling a pay statement', () => {
     const noMatch = { ...K401, matchTiers: null };
     const timeline: AppliedTimeline = [{ from: '2026-01-01', configuration: fixed(1_000_000) }];
     const legacyBefore = limits.electiveDeferral - 1_500_000; // deducted by the other plan earlier in the year
-    const yearToDate = { ...statementTotalsYear(), electiveDeferrals: legacyBefore };
+    const yearToDate = { ...emptyYearToDate(2026), electiveDeferrals: legacyBefore };
     const run = (ours: number, legacy: number) =>
       reconcilePerson(
         {

@@ -14,9 +14,14 @@ export interface PageQuery {
   offset?: number;
 }
 
-/** Query `limit` (1–max, default max) and `offset` (0–MAX_OFFSET) of a listing; extend it per route. */
-export function PageQueryDto(maxLimit: number): ClassType<PageQuery> {
-  class PageQueryOf implements PageQuery {
+/**
+ * Query `limit` (1–max, default max) and `offset` (0–MAX_OFFSET) of a listing; extend it per
+ * route. `Base` adds the fields of another query class (e.g. a read's `entity_ids`).
+ */
+export function PageQueryDto(maxLimit: number): ClassType<PageQuery>;
+export function PageQueryDto<B extends object>(maxLimit: number, Base: ClassType<B>): ClassType<PageQuery & B>;
+export function PageQueryDto(maxLimit: number, Base: ClassType<object> = class {}): ClassType<PageQuery> {
+  class PageQueryOf extends Base implements PageQuery {
     @ApiPropertyOptional({ minimum: 1, maximum: maxLimit, default: maxLimit })
     @IsOptional()
     @Type(() => Number)

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { Allow, IsArray, IsIn, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { Allow, IsArray, IsIn, IsOptional, IsUUID } from 'class-validator';
 import {
   DISCREPANCY_KINDS,
   DISCREPANCY_STATUSES,
@@ -12,7 +12,7 @@ import {
   TaxTreatment,
 } from '../../../domain/reconciliation/reconciliation.types';
 import { discrepancyFields } from '../../../infrastructure/database/repositories/discrepancy-rows';
-import { MAX_OFFSET } from '../../../infrastructure/http/page-query.dto';
+import { PageQueryDto } from '../../../infrastructure/http/page-query.dto';
 import { EntityScopedQueryDto, queryList } from '../../employer/dto/entity-scoped-query.dto';
 import type {
   ContributionRecord,
@@ -50,23 +50,7 @@ const listFilter = (name: string, values: readonly string[], description?: strin
   );
 
 /** `limit` 1–100 (default 100) and `offset`, and `entity_ids` as every employer read takes it. */
-export class ReconciliationPageQueryDto extends EntityScopedQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: RECONCILIATION_MAX_LIMIT, default: RECONCILIATION_MAX_LIMIT })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(RECONCILIATION_MAX_LIMIT)
-  limit?: number;
-
-  @ApiPropertyOptional({ minimum: 0, maximum: MAX_OFFSET, default: 0 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'offset must be a whole number' })
-  @Min(0)
-  @Max(MAX_OFFSET, { message: `offset must be at most ${MAX_OFFSET}` })
-  offset?: number;
-}
+export class ReconciliationPageQueryDto extends PageQueryDto(RECONCILIATION_MAX_LIMIT, EntityScopedQueryDto) {}
 
 export class DiscrepanciesQueryDto extends ReconciliationPageQueryDto {
   @uuidFilter('benefit_id', 'Only discrepancies of this benefit')
