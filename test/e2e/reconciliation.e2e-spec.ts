@@ -153,6 +153,14 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
       expect(results.get(individual_id)).toMatchObject({ result: 'matched' });
       expect(results.get(individual_id)!.observed_employee).toBeGreaterThan(0);
     }
+    // The job records what it did.
+    const [job2] = await db().query(
+      `SELECT result FROM jobs WHERE type = 'deduction_reconciliation' AND entity_id = $1 AND status = 'complete' ORDER BY completed_at DESC LIMIT 1`,
+      [employer.entityId],
+    );
+    expect(job2.result).toMatchObject({ opened: 0, configurations_read: 1 });
+    expect(job2.result.results).toBeGreaterThanOrEqual(enrolled.length);
+    expect(job2.result.statements).toBeGreaterThanOrEqual(job2.result.results);
     // People never enrolled and not deducted give no result.
     expect(results.has(people[8].id)).toBe(false);
     const [open] = await db().query(`SELECT count(*)::int AS n FROM deduction_discrepancies WHERE entity_id = $1`, [employer.entityId]);

@@ -17,16 +17,30 @@ import { limitTotalsOf, reconcilePerson } from '../../domain/reconciliation/stat
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError } from '../../domain/shared/domain-error';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
-import { JobHandler, JobOutcome } from '../jobs/job-handler';
+import { JobHandler, JobOutcome, JobRunContext } from '../jobs/job-handler';
 import { DiscrepancyEvents } from './discrepancy-events';
 import { normalisedConfiguration, ReconciliationRepository, StatementToReconcile } from './reconciliation.repository';
 
 export const DEDUCTION_RECONCILIATION = 'deduction_reconciliation';
 
-const NO_TOTALS = { electiveDeferrals: 0, simpleDeferrals: 0, section457Deferrals: 0, hsaTotal: 0 };
-
 /** People reconciled per round of reads and writes: bounds memory whatever the headcount. */
 const PEOPLE_PER_CHUNK = 1_000;
+
+interface Scope {
+  connectionId: string;
+  entityId: string;
+  syncJobId: string | null;
+  /** The reconciliation job: statements are recorded as reconciled by it. */
+  jobId: string;
+  today: string;
+}
+
+interface Totals {
+  statements: number;
+  results: number;
+  opened: number;
+  resolved: number;
+}
 
 /** What the provider holds today, per benefit read (benefits it could not be asked about are absent). */
 type ProviderReads = Map<string, Map<string, EnrollmentConfigurationParams>>;
@@ -34,12 +48,15 @@ type ProviderReads = Map<string, Map<string, EnrollmentConfigurationParams>>;
 /**
  * `deduction_reconciliation` (an internal job a completed data sync queues for its entity):
  * compares what payroll did with what the service applied. The provider's enrollments are read
- * first (live calls, retried like any provider work); then, in the transaction that completes
- * the job, under a lock of the entity: every statement of the current generation not yet
- * reconciled in its present form is reconciled (src/domain/reconciliation), the discrepancies
- * are opened, updated and resolved, their events and webhooks queued, and the statements
- * recorded as reconciled. A crash before the commit leaves nothing: the job runs again and finds
- * the same work; after it, a run finds nothing to do. Nothing is opened twice, nothing is lost.
+ * first (live calls, retried like any provider work); then every statement of the current
+ * generation not yet reconciled in its present form is reconciled (src/domain/reconciliation),
+ * a thousand people per transaction under a lock of the entity: their results, the
+ * discrepancies opened, updated and resolved, the events and webhooks, and the statements
+ * recorded as reconciled commit together. A last transaction compares configurations (drift),
+ * announces the payments and records the run. A crash loses only the transaction under way;
+ * the job runs again and finds only what is left (a statement recorded with the same body is
+ * done). Nothing is opened twice, nothing is lost. The job row is not held meanwhile, so the
+ * worker's lease renewals never wait on a long reconciliation.
  */
 @Injectable()
 export class DeductionReconciliationHandler implements JobHandler {
@@ -55,7 +72,7 @@ export class DeductionReconciliationHandler implements JobHandler {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async run(job: Job): Promise<JobOutcome> {
+  async run(job: Job, { signal }: JobRunContext): Promise<JobOutcome> {
     const connection = await this.connections.find(job.connectionId);
     const entity = connection?.entities.find((e) => e.id === job.entityId);
     if (!connection || !entity || connection.status === 'disconnected') {
@@ -66,14 +83,9 @@ export class DeductionReconciliationHandler implements JobHandler {
     const benefitIds = await this.benefitIdsOf(entity.id);
     const reads = connection.status === 'connected' ? await this.readProvider(ref, benefitIds, today) : new Map();
     const syncJobId = typeof job.params?.sync_job_id === 'string' ? job.params.sync_job_id : null;
-    const summary = { statements: 0, results: 0, opened: 0, resolved: 0, configurations_read: reads.size };
-    return {
-      status: 'complete',
-      result: summary,
-      commit: async (manager) => {
-        Object.assign(summary, await this.reconcile(manager, { connectionId: connection.id, entityId: entity.id, syncJobId, today }, reads));
-      },
-    };
+    const scope = { connectionId: connection.id, entityId: entity.id, syncJobId, jobId: job.id, today };
+    const summary = await this.reconcile(scope, reads, signal);
+    return { status: 'complete', result: { ...summary, configurations_read: reads.size } };
   }
 
   private async benefitIdsOf(entityId: string): Promise<string[]> {
@@ -100,63 +112,73 @@ export class DeductionReconciliationHandler implements JobHandler {
     return reads;
   }
 
-  private async reconcile(
-    manager: EntityManager,
-    scope: { connectionId: string; entityId: string; syncJobId: string | null; today: string },
-    reads: ProviderReads,
-  ): Promise<{ statements: number; results: number; opened: number; resolved: number }> {
+  /**
+   * Each chunk of people in a transaction of its own (the entity locked), then drift, the
+   * payments' announcements and the run's record in a last one. A statement is recorded as
+   * reconciled, by this job, with its results: a run cut short leaves whole chunks done, and the
+   * next run (or this job again) does the rest; none is done twice.
+   */
+  private async reconcile(scope: Scope, reads: ProviderReads, signal: AbortSignal): Promise<Totals> {
     const { entityId } = scope;
-    const now = this.clock.now();
-    await this.reconciliation.lockEntity(manager, entityId);
-    const generation = await this.reconciliation.currentGeneration(manager, entityId);
-    const benefits = await this.reconciliation.benefits(manager, entityId);
-    const totals = { statements: 0, results: 0, opened: 0, resolved: 0 };
-    const touchedPayments = new Set<string>();
-
-    if (generation !== null && benefits.length > 0) {
+    const totals: Totals = { statements: 0, results: 0, opened: 0, resolved: 0 };
+    const plan = await this.dataSource.transaction(async (manager) => {
+      const generation = await this.reconciliation.currentGeneration(manager, entityId);
+      const benefits = await this.reconciliation.benefits(manager, entityId);
+      if (generation === null || benefits.length === 0) return { generation, benefits, pending: [] };
       // From the start of the first reconciled year: earlier statements of that year count against its limits.
       const from = `${benefits.map((b) => b.reconcileFrom).sort()[0].slice(0, 4)}-01-01`;
-      const pending = await this.reconciliation.statementsToReconcile(manager, entityId, generation, from);
-      const people = [...new Set(pending.map((s) => s.individualId))].sort();
-      for (let at = 0; at < people.length; at += PEOPLE_PER_CHUNK) {
-        const chunk = new Set(people.slice(at, at + PEOPLE_PER_CHUNK));
-        const statements = pending.filter((s) => chunk.has(s.individualId));
-        const written = await this.reconcileChunk(manager, scope, generation, benefits, [...chunk], statements, now);
-        totals.statements += statements.length;
-        totals.results += written.results;
-        totals.opened += written.opened;
-        totals.resolved += written.resolved;
-        for (const s of statements) touchedPayments.add(s.paymentId);
+      return { generation, benefits, pending: await this.reconciliation.statementsToReconcile(manager, entityId, generation, from) };
+    });
+
+    const people = [...new Set(plan.pending.map((s) => s.individualId))].sort();
+    for (let at = 0; at < people.length; at += PEOPLE_PER_CHUNK) {
+      signal.throwIfAborted();
+      const chunk = new Set(people.slice(at, at + PEOPLE_PER_CHUNK));
+      const statements = plan.pending.filter((s) => chunk.has(s.individualId));
+      const written = await this.dataSource.transaction(async (manager) => {
+        await this.reconciliation.lockEntity(manager, entityId);
+        // Another run of the entity may have done some of them meanwhile.
+        const left = await this.reconciliation.stillToReconcile(manager, entityId, statements);
+        return this.reconcileChunk(manager, scope, plan.generation!, plan.benefits, [...chunk], left, this.clock.now());
+      });
+      totals.statements += written.statements;
+      totals.results += written.results;
+      totals.opened += written.opened;
+      totals.resolved += written.resolved;
+    }
+
+    signal.throwIfAborted();
+    await this.dataSource.transaction(async (manager) => {
+      const now = this.clock.now();
+      await this.reconciliation.lockEntity(manager, entityId);
+      if (reads.size > 0) {
+        const drift = await this.compareConfigurations(manager, scope, reads, now);
+        totals.opened += drift.opened;
+        totals.resolved += drift.resolved;
       }
-    }
-
-    if (reads.size > 0) {
-      const drift = await this.compareConfigurations(manager, scope, reads, now);
-      totals.opened += drift.opened;
-      totals.resolved += drift.resolved;
-    }
-
-    const payments = await this.reconciliation.paymentSummaries(manager, entityId, [...touchedPayments]);
-    await this.events.contributionsReady(manager, scope, payments);
-    await this.reconciliation.recordRun(
-      manager,
-      { entityId, connectionId: scope.connectionId, syncJobId: scope.syncJobId, generation, statements: totals.statements },
-      now,
-    );
+      const payments = await this.reconciliation.paymentSummaries(manager, entityId, scope.jobId);
+      await this.events.contributionsReady(manager, scope, payments);
+      await this.reconciliation.recordRun(
+        manager,
+        { entityId, connectionId: scope.connectionId, syncJobId: scope.syncJobId, generation: plan.generation, statements: totals.statements },
+        now,
+      );
+    });
     return totals;
   }
 
   private async reconcileChunk(
     manager: EntityManager,
-    scope: { connectionId: string; entityId: string },
+    scope: Scope,
     generation: string,
     benefits: ReconciledBenefit[],
     people: string[],
     pending: StatementToReconcile[],
     now: Date,
-  ): Promise<{ results: number; opened: number; resolved: number }> {
+  ): Promise<Totals> {
     const { entityId } = scope;
-    const firstYear = Math.min(...pending.map((s) => Number(s.payDate.slice(0, 4))));
+    if (pending.length === 0) return { statements: 0, results: 0, opened: 0, resolved: 0 };
+    const firstYear = pending.reduce((year, s) => Math.min(year, Number(s.payDate.slice(0, 4))), Number.MAX_SAFE_INTEGER);
     const [statements, birthDates, enrollments, earlier, earlierTotals, live] = [
       await this.reconciliation.statementBodies(manager, entityId, generation, pending.map((s) => s.recordId)),
       await this.reconciliation.birthDates(manager, entityId, generation, people),
@@ -214,11 +236,14 @@ export class DeductionReconciliationHandler implements JobHandler {
       })),
       now,
     );
+    // Only what was read: a statement whose generation went meanwhile is left for the next run.
     const limitTotals = new Map(statements.map((s) => [`${s.paymentId}|${s.individualId}`, limitTotalsOf(s)]));
+    const read = pending.filter((s) => limitTotals.has(`${s.paymentId}|${s.individualId}`));
     await this.reconciliation.markReconciled(
       manager,
       entityId,
-      pending.map((s) => ({ ...s, limitTotals: limitTotals.get(`${s.paymentId}|${s.individualId}`) ?? NO_TOTALS })),
+      scope.jobId,
+      read.map((s) => ({ ...s, limitTotals: limitTotals.get(`${s.paymentId}|${s.individualId}`)! })),
       now,
     );
     await this.reconciliation.confirmInPayroll(
@@ -228,13 +253,13 @@ export class DeductionReconciliationHandler implements JobHandler {
         .map((r) => ({ jobId: r.jobId!, paymentId: r.paymentId, payDate: r.payDate, individualId: r.individualId, benefitId: r.benefitId })),
       now,
     );
-    return { results: results.length, opened: written.opened, resolved: written.resolved };
+    return { statements: read.length, results: results.length, opened: written.opened, resolved: written.resolved };
   }
 
   /** Configuration drift: the provider's configurations today against the service's. */
   private async compareConfigurations(
     manager: EntityManager,
-    scope: { connectionId: string; entityId: string; today: string },
+    scope: Scope,
     reads: ProviderReads,
     now: Date,
   ): Promise<{ opened: number; resolved: number }> {

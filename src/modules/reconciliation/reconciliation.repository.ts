@@ -76,23 +76,43 @@ export class ReconciliationRepository {
    */
   async statementsToReconcile(manager: EntityManager, entityId: string, generation: string, from: string): Promise<StatementToReconcile[]> {
     const rows: { record_id: string; payment_id: string; individual_id: string; pay_date: string; hash: string }[] = await manager.query(
-      `WITH since AS (
+      `WITH since AS MATERIALIZED (
          SELECT greatest($3::date, coalesce(max(pay_date) - $4::int, $3::date)) AS day FROM reconciled_statements WHERE entity_id = $1
+       ),
+       synced AS MATERIALIZED (
+         SELECT d.record_id, d.parent_id AS payment_id, d.sort_key AS individual_id, d.pay_date, md5(d.body::text) AS hash
+         FROM employer_data d
+         WHERE d.entity_id = $1 AND d.generation = $2 AND d.kind = 'pay_statement' AND d.pay_date >= (SELECT day FROM since)
        )
-       SELECT d.record_id, d.parent_id AS payment_id, d.sort_key AS individual_id, to_char(d.pay_date, 'YYYY-MM-DD') AS pay_date, md5(d.body::text) AS hash
-       FROM employer_data d
-       LEFT JOIN reconciled_statements r ON r.entity_id = d.entity_id AND r.payment_id = d.parent_id AND r.individual_id = d.sort_key
-       WHERE d.entity_id = $1 AND d.generation = $2 AND d.kind = 'pay_statement' AND d.pay_date >= (SELECT day FROM since)
-         AND r.body_hash IS DISTINCT FROM md5(d.body::text)`,
+       SELECT s.record_id, s.payment_id, s.individual_id, to_char(s.pay_date, 'YYYY-MM-DD') AS pay_date, s.hash
+       FROM synced s
+       LEFT JOIN reconciled_statements r
+         ON r.entity_id = $1 AND r.payment_id = s.payment_id AND r.individual_id = s.individual_id AND r.pay_date >= (SELECT day FROM since)
+       WHERE r.body_hash IS DISTINCT FROM s.hash`,
       [entityId, generation, from, CORRECTION_LOOKBACK_DAYS],
     );
     return rows.map((r) => ({ recordId: r.record_id, paymentId: r.payment_id, individualId: r.individual_id, payDate: r.pay_date, hash: r.hash }));
   }
 
+  /** Of these statements, those not recorded as reconciled with the same body (another run may have done some). */
+  async stillToReconcile(manager: EntityManager, entityId: string, statements: StatementToReconcile[]): Promise<StatementToReconcile[]> {
+    if (statements.length === 0) return [];
+    const rows: { payment_id: string; individual_id: string }[] = await manager.query(
+      `SELECT k.payment_id, k.individual_id
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS k (payment_id, individual_id, hash)
+       JOIN reconciled_statements r ON r.entity_id = $1 AND r.payment_id = k.payment_id AND r.individual_id = k.individual_id AND r.body_hash = k.hash`,
+      [entityId, statements.map((s) => s.paymentId), statements.map((s) => s.individualId), statements.map((s) => s.hash)],
+    );
+    const done = new Set(rows.map((r) => `${r.payment_id}|${r.individual_id}`));
+    return statements.filter((s) => !done.has(`${s.paymentId}|${s.individualId}`));
+  }
+
   async statementBodies(manager: EntityManager, entityId: string, generation: string, recordIds: string[]): Promise<ObservedStatement[]> {
     const rows: { payment_id: string; pay_date: string; body: PayStatementRecord }[] = await manager.query(
-      `SELECT parent_id AS payment_id, to_char(pay_date, 'YYYY-MM-DD') AS pay_date, body FROM employer_data
-       WHERE entity_id = $1 AND generation = $2 AND kind = 'pay_statement' AND record_id = ANY($3::text[])`,
+      // Joined to the ids rather than `= ANY(ids)`: a generic plan of ANY searches the array row by row.
+      `SELECT d.parent_id AS payment_id, to_char(d.pay_date, 'YYYY-MM-DD') AS pay_date, d.body
+       FROM unnest($3::text[]) AS k (record_id)
+       JOIN employer_data d ON d.entity_id = $1 AND d.generation = $2 AND d.kind = 'pay_statement' AND d.record_id = k.record_id`,
       [entityId, generation, recordIds],
     );
     return rows.map(({ payment_id, pay_date, body }) => ({
@@ -109,8 +129,9 @@ export class ReconciliationRepository {
 
   async birthDates(manager: EntityManager, entityId: string, generation: string, individualIds: string[]): Promise<Map<string, string | null>> {
     const rows: { id: string; dob: string | null }[] = await manager.query(
-      `SELECT record_id AS id, body->>'dob' AS dob FROM employer_data
-       WHERE entity_id = $1 AND generation = $2 AND kind = 'individual' AND record_id = ANY($3::text[])`,
+      `SELECT d.record_id AS id, d.body->>'dob' AS dob
+       FROM unnest($3::text[]) AS k (record_id)
+       JOIN employer_data d ON d.entity_id = $1 AND d.generation = $2 AND d.kind = 'individual' AND d.record_id = k.record_id`,
       [entityId, generation, individualIds],
     );
     return new Map(rows.map((r) => [r.id, r.dob]));
@@ -121,8 +142,12 @@ export class ReconciliationRepository {
     const ids = individualIds?.filter((id) => UUID.test(id));
     if (benefitIds.length === 0 || (ids && ids.length === 0)) return [];
     const rows: { benefit_id: string; individual_id: string; applied: AppliedTimeline; status: string }[] = await manager.query(
-      `SELECT benefit_id, individual_id::text AS individual_id, applied, status FROM enrollments
-       WHERE benefit_id = ANY($1::uuid[]) ${ids ? 'AND individual_id = ANY($2::uuid[])' : ''}`,
+      ids
+        ? `SELECT e.benefit_id, e.individual_id::text AS individual_id, e.applied, e.status
+           FROM unnest($1::uuid[]) AS b (id) CROSS JOIN unnest($2::uuid[]) AS i (id)
+           JOIN enrollments e ON e.benefit_id = b.id AND e.individual_id = i.id`
+        : `SELECT e.benefit_id, e.individual_id::text AS individual_id, e.applied, e.status
+           FROM unnest($1::uuid[]) AS b (id) JOIN enrollments e ON e.benefit_id = b.id`,
       ids ? [benefitIds, ids] : [benefitIds],
     );
     return rows.map((r) => ({ benefitId: r.benefit_id, individualId: r.individual_id, applied: r.applied, status: r.status }));
@@ -148,8 +173,9 @@ export class ReconciliationRepository {
     }[] = await manager.query(
       `SELECT r.individual_id, r.payment_id, r.benefit_id, b.type, b.frequency, to_char(r.pay_date, 'YYYY-MM-DD') AS pay_date, r.regular,
               r.observed_employee, r.observed_employer
-       FROM reconciliation_results r JOIN benefits b ON b.id = r.benefit_id
-       WHERE r.entity_id = $1 AND r.individual_id = ANY($2::text[]) AND r.pay_date >= make_date($3, 1, 1)`,
+       FROM unnest($2::text[]) AS k (individual_id)
+       JOIN reconciliation_results r ON r.entity_id = $1 AND r.individual_id = k.individual_id AND r.pay_date >= make_date($3, 1, 1)
+       JOIN benefits b ON b.id = r.benefit_id`,
       [entityId, individualIds, fromYear],
     );
     const byPerson = new Map<string, (EarlierResult & { paymentId: string })[]>();
@@ -184,9 +210,9 @@ export class ReconciliationRepository {
     }[] = await manager.query(
       `SELECT id, benefit_id, individual_id, kind, status, last_payment_id, to_char(last_pay_date, 'YYYY-MM-DD') AS last_pay_date, occurrences
        FROM deduction_discrepancies
-       WHERE entity_id = $1 AND status <> 'resolved'
-         AND ($2::text[] IS NULL OR individual_id = ANY($2::text[])) AND ($3::text IS NULL OR kind = $3)`,
-      [entityId, filter.individualIds ?? null, filter.kind ?? null],
+       WHERE entity_id = $1 AND status <> 'resolved' AND ($2::text IS NULL OR kind = $2)
+         ${filter.individualIds ? 'AND individual_id IN (SELECT unnest($3::text[]))' : ''}`,
+      filter.individualIds ? [entityId, filter.kind ?? null, filter.individualIds] : [entityId, filter.kind ?? null],
     );
     return rows.map((r) => ({
       id: r.id,
@@ -310,16 +336,17 @@ export class ReconciliationRepository {
   async markReconciled(
     manager: EntityManager,
     entityId: string,
+    jobId: string,
     statements: (StatementToReconcile & { limitTotals: LimitTotals })[],
     now: Date,
   ): Promise<void> {
     if (statements.length === 0) return;
     await manager.query(
-      `INSERT INTO reconciled_statements (entity_id, payment_id, individual_id, pay_date, body_hash, limit_totals, reconciled_at)
-       SELECT $1, u.payment_id, u.individual_id, u.pay_date, u.hash, u.limit_totals, $2
+      `INSERT INTO reconciled_statements (entity_id, payment_id, individual_id, pay_date, body_hash, limit_totals, job_id, reconciled_at)
+       SELECT $1, u.payment_id, u.individual_id, u.pay_date, u.hash, u.limit_totals, $8, $2
        FROM unnest($3::text[], $4::text[], $5::date[], $6::text[], $7::jsonb[]) AS u (payment_id, individual_id, pay_date, hash, limit_totals)
        ON CONFLICT (entity_id, payment_id, individual_id) DO UPDATE SET pay_date = EXCLUDED.pay_date, body_hash = EXCLUDED.body_hash,
-         limit_totals = EXCLUDED.limit_totals, reconciled_at = EXCLUDED.reconciled_at`,
+         limit_totals = EXCLUDED.limit_totals, job_id = EXCLUDED.job_id, reconciled_at = EXCLUDED.reconciled_at`,
       [
         entityId,
         now,
@@ -328,6 +355,7 @@ export class ReconciliationRepository {
         statements.map((s) => s.payDate),
         statements.map((s) => s.hash),
         statements.map((s) => JSON.stringify(s.limitTotals)),
+        jobId,
       ],
     );
   }
@@ -340,8 +368,9 @@ export class ReconciliationRepository {
     fromYear: number,
   ): Promise<Map<string, { paymentId: string; payDate: string; totals: LimitTotals }[]>> {
     const rows: { individual_id: string; payment_id: string; pay_date: string; limit_totals: LimitTotals }[] = await manager.query(
-      `SELECT individual_id, payment_id, to_char(pay_date, 'YYYY-MM-DD') AS pay_date, limit_totals FROM reconciled_statements
-       WHERE entity_id = $1 AND individual_id = ANY($2::text[]) AND pay_date >= make_date($3, 1, 1)`,
+      `SELECT r.individual_id, r.payment_id, to_char(r.pay_date, 'YYYY-MM-DD') AS pay_date, r.limit_totals
+       FROM unnest($2::text[]) AS k (individual_id)
+       JOIN reconciled_statements r ON r.entity_id = $1 AND r.individual_id = k.individual_id AND r.pay_date >= make_date($3, 1, 1)`,
       [entityId, individualIds, fromYear],
     );
     const byPerson = new Map<string, { paymentId: string; payDate: string; totals: LimitTotals }[]>();
@@ -379,20 +408,28 @@ export class ReconciliationRepository {
   }
 
   /**
-   * Per payment touched that has results (a payment of the year before the service ran a benefit
-   * is only counted for the limits): its pay date, statements reconciled, and the open
-   * discrepancies its results fed.
+   * The payments this job reconciled statements of that have results (a payment of the year
+   * before the service ran a benefit only counts for the limits): pay date, statements, and the
+   * open discrepancies their results fed, counted from the entity's open ones.
    */
-  async paymentSummaries(manager: EntityManager, entityId: string, paymentIds: string[]): Promise<{ payment_id: string; pay_date: string; statements: number; open_discrepancies: number }[]> {
-    if (paymentIds.length === 0) return [];
+  async paymentSummaries(
+    manager: EntityManager,
+    entityId: string,
+    jobId: string,
+  ): Promise<{ payment_id: string; pay_date: string; statements: number; open_discrepancies: number }[]> {
     return manager.query(
-      `SELECT s.payment_id, to_char(min(s.pay_date), 'YYYY-MM-DD') AS pay_date, count(*)::int AS statements,
-              (SELECT count(DISTINCT r.discrepancy_id)::int FROM reconciliation_results r JOIN deduction_discrepancies d ON d.id = r.discrepancy_id
-               WHERE r.entity_id = $1 AND r.payment_id = s.payment_id AND d.status = 'open') AS open_discrepancies
-       FROM reconciled_statements s WHERE s.entity_id = $1 AND s.payment_id = ANY($2::text[])
-         AND EXISTS (SELECT 1 FROM reconciliation_results r WHERE r.entity_id = $1 AND r.payment_id = s.payment_id)
+      `WITH touched AS MATERIALIZED (
+         SELECT DISTINCT payment_id FROM reconciled_statements WHERE job_id = $2 AND entity_id = $1
+       )
+       SELECT s.payment_id, to_char(min(s.pay_date), 'YYYY-MM-DD') AS pay_date, count(*)::int AS statements,
+              (SELECT count(*)::int FROM deduction_discrepancies d
+               WHERE d.entity_id = $1 AND d.status = 'open'
+                 AND EXISTS (SELECT 1 FROM reconciliation_results r WHERE r.discrepancy_id = d.id AND r.entity_id = $1 AND r.payment_id = s.payment_id)
+              ) AS open_discrepancies
+       FROM touched t JOIN reconciled_statements s ON s.entity_id = $1 AND s.payment_id = t.payment_id
+       WHERE EXISTS (SELECT 1 FROM reconciliation_results r WHERE r.entity_id = $1 AND r.payment_id = t.payment_id)
        GROUP BY s.payment_id ORDER BY min(s.pay_date), s.payment_id`,
-      [entityId, paymentIds],
+      [entityId, jobId],
     );
   }
 

@@ -26,10 +26,14 @@ export class DeductionReconciliation1798200000000 implements MigrationInterface 
         body_hash      text        NOT NULL,
         -- What the statement counts against the IRS limits, every plan's lines included (cents).
         limit_totals   jsonb       NOT NULL,
+        -- The reconciliation job that did it: the payments it announces are those it reconciled.
+        job_id         uuid,
         reconciled_at  timestamptz NOT NULL,
         PRIMARY KEY (entity_id, payment_id, individual_id)
       )`);
     await q.query(`CREATE INDEX reconciled_statements_person_idx ON reconciled_statements (entity_id, individual_id, pay_date)`);
+    await q.query(`CREATE INDEX reconciled_statements_day_idx ON reconciled_statements (entity_id, pay_date)`);
+    await q.query(`CREATE INDEX reconciled_statements_job_idx ON reconciled_statements (job_id) WHERE job_id IS NOT NULL`);
 
     await q.query(`
       CREATE TABLE deduction_discrepancies (
