@@ -19,6 +19,7 @@ import { measureEnrollment } from './enrollment';
 import { measureHrisEvents } from './hris-events';
 import { measureHttpReads } from './http-reads';
 import { measureMemory } from './memory';
+import { measureReconciliation } from './reconciliation';
 
 export interface BenchmarkEntry {
   name: string;
@@ -32,6 +33,11 @@ export const BENCHMARKS: BenchmarkEntry[] = [
   { name: 'memory', measures: 'the service RSS under a steady read load', run: measureMemory },
   { name: 'background-heap', measures: 'the heap while twenty 10,000-person enrollments are worked in the background', run: measureBackgroundHeap },
   { name: 'gusto-enroll', measures: 'enrolling 1,000 employees through the fake Gusto under its rate limit vs the minimum the limit allows', run: measureGustoEnroll },
+  {
+    name: 'reconciliation',
+    measures: 'reconciling one pay run of a 10,000-employee sandbox employer (2,000 with --quick) vs the data sync that brings it',
+    run: measureReconciliation,
+  },
   {
     name: 'hris-events',
     measures: 'HRIS events from Kafka to completed jobs vs a raw kafkajs consumer (10,000 with --quick, else 100,000 events)',
