@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { writeBenchResult } from './bench-database';
 import { freePort, trackChild } from './service-child';
+import { serviceDatabaseEnv } from './database-pooler';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -239,7 +240,7 @@ export async function startBenchService(
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
       PORT: String(port),
-      DATABASE_URL: databaseUrl,
+      ...serviceDatabaseEnv(databaseUrl),
       OPS_USERNAME: 'ops',
       OPS_PASSWORD: 'ops-password-for-bench',
       APP_CLIENT_ID: BENCH_APPLICATION.clientId,

@@ -33,6 +33,9 @@
  * temporary folder (run as the `postgres` user when this runs as root) and restarts that. Each
  * scenario is bounded in time; the exit code is 1 when any scenario fails.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { KafkaMessage } from 'kafkajs';
 import {
@@ -73,6 +76,7 @@ import {
   waitSettled,
 } from './hris-kit';
 import { missingCopies, missingIds, readTopics } from './topic-audit';
+import { PrivatePooler, poolerInUse, startPrivatePooler } from './database-pooler';
 
 export interface FaultOptions {
   /** The long version: ten times the events, longer bounds, more faults per scenario. */
@@ -133,12 +137,14 @@ class Deployment {
     readonly database: ScratchDatabase,
     label: string,
     brokers: string,
+    /** A pooler in front of the database's server that the services' pools go through (serviceDatabaseEnv). */
+    private readonly poolerUrl?: string,
   ) {
     this.scope = new KafkaScope(label, brokers);
   }
 
-  static async create(label: string, server = postgresServerUrl(), brokers = kafkaBrokers()): Promise<Deployment> {
-    return new Deployment(await createScratchDatabase(`faults_${label.replace(/[^a-z0-9]/g, '_')}`, server), `faults-${label}`, brokers);
+  static async create(label: string, server = postgresServerUrl(), brokers = kafkaBrokers(), poolerUrl?: string): Promise<Deployment> {
+    return new Deployment(await createScratchDatabase(`faults_${label.replace(/[^a-z0-9]/g, '_')}`, server), `faults-${label}`, brokers, poolerUrl);
   }
 
   /** A deployment on the three-broker cluster: its topics replicated three times, two in sync. */
@@ -158,6 +164,7 @@ class Deployment {
     const service: Tracked = await startServiceChild({
       name,
       databaseUrl: this.database.url,
+      poolerUrl: this.poolerUrl,
       kafka: { brokers: this.scope.brokers, topicPrefix: this.scope.prefix, groupId: this.scope.groupId, partitions: PARTITIONS },
       env: {
         APP_CLIENT_ID: this.clientId,
@@ -207,6 +214,8 @@ interface Context {
   deployments: Deployment[];
   /** Private clusters to stop at the end. */
   clusters: PrivatePostgres[];
+  /** Poolers in front of them, to stop before them. */
+  poolers: PrivatePooler[];
 }
 
 
@@ -296,7 +305,11 @@ export const SCENARIOS: Scenario[] = [
       const cluster = await startPrivatePostgres(await freePort());
       ctx.clusters.push(cluster);
       assertLoopback('the private cluster', [new URL(cluster.url).hostname]);
-      const deployment = await Deployment.create('pg', cluster.url);
+      // When the run goes through PgBouncer, so does this: the pooler outlives the restart and
+      // must hand the service fresh server connections after it.
+      const pooler = poolerInUse() ? await startPrivatePooler(cluster.port, await freePort(), mkdtempSync(join(tmpdir(), 'hris-faults-pgbouncer-'))) : undefined;
+      if (pooler) ctx.poolers.push(pooler);
+      const deployment = await Deployment.create('pg', cluster.url, kafkaBrokers(), pooler?.url);
       ctx.deployments.push(deployment);
       const service = await deployment.start('consumer-pg');
       const employers = await employersFor(deployment, service, ctx.sizes);
@@ -650,7 +663,7 @@ const ALL_SCENARIOS = [...SCENARIOS, ...CLUSTER_SCENARIOS];
 /** Runs one scenario, bounded in time; its deployments are torn down whatever happens. */
 export async function runScenario(scenario: Scenario, options: FaultOptions): Promise<ScenarioResult> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const ctx: Context = { options, sizes: sizesOf(options), log, notes: [], deployments: [], clusters: [] };
+  const ctx: Context = { options, sizes: sizesOf(options), log, notes: [], deployments: [], clusters: [], poolers: [] };
   const failures: string[] = [];
   const outputs: string[] = [];
   const started = Date.now();
@@ -669,6 +682,7 @@ export async function runScenario(scenario: Scenario, options: FaultOptions): Pr
     if (failures.length > 0) for (const d of ctx.deployments) for (const p of d.processes) outputs.push(`${p.name} output:\n${tail(p.output(), 30)}`);
     clearTimeout(timer);
     for (const d of ctx.deployments) await d.close().catch((e) => log(`  (teardown: ${(e as Error).message})`));
+    for (const p of ctx.poolers) await p.stop().catch((e) => log(`  (stopping the pooler: ${(e as Error).message})`));
     for (const c of ctx.clusters) {
       try {
         c.stop();

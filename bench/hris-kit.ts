@@ -90,6 +90,8 @@ export const OPS_CREDENTIALS = { username: 'ops', password: 'ops-password-for-dr
 export interface ServiceChildOptions {
   name: string;
   databaseUrl: string;
+  /** A pooler in front of the database's server for the pool (bench/database-pooler.ts); default as the run has it. */
+  poolerUrl?: string;
   kafka: ServiceKafka;
   /** More settings; they win over the defaults here. */
   env?: Record<string, string>;

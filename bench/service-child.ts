@@ -10,6 +10,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { transpiledEntry } from './transpiled-service';
+import { serviceDatabaseEnv } from './database-pooler';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -109,6 +110,8 @@ export interface ServiceChildOptions {
   name: string;
   /** The database to run on (several processes may share one). */
   databaseUrl: string;
+  /** A pooler in front of that database's server, which the pool goes through (serviceDatabaseEnv); default as the run has it. */
+  poolerUrl?: string;
   /** Without: the in-process transport. */
   kafka?: ServiceKafka;
   /**
@@ -147,7 +150,7 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
     PATH: process.env.PATH ?? '',
     HOST: '127.0.0.1',
     PORT: String(options.port ?? 0),
-    DATABASE_URL: options.databaseUrl,
+    ...serviceDatabaseEnv(options.databaseUrl, options.poolerUrl),
     OUTBOX_POLL_MS: '20',
     JOB_POLL_MS: '20',
     JOB_LEASE_MS: '5000',

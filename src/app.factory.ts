@@ -9,6 +9,7 @@ import { AppConfig, trustProxyOption } from './config/app-config';
 import { ServiceAddress } from './config/service-address';
 import { Clock } from './domain/shared/clock';
 import { EmbeddedPostgres } from './infrastructure/database/embedded-postgres';
+import { migrateDatabase } from './infrastructure/database/migrations-runner';
 import { setupApiDocs } from './infrastructure/http/api-docs';
 import { ErrorFilter } from './infrastructure/http/error.filter';
 import { answerClientError, answerUnmetExpectation, sendFrameworkError } from './infrastructure/http/framework-errors';
@@ -45,6 +46,7 @@ export interface StartOptions {
 /** Builds and starts the whole service: database (embedded when DATABASE_URL is unset), HTTP, workers. */
 export async function startService(config: AppConfig, options: StartOptions = {}): Promise<RunningService> {
   const embeddedDatabase = config.embedded ? await EmbeddedPostgres.start(config.EMBEDDED_DATA_DIR) : undefined;
+  if (!config.embedded) await migrateDatabase(config.databaseSessionUrl!);
   let app: NestFastifyApplication | undefined;
   try {
     app = await NestFactory.create<NestFastifyApplication>(

@@ -73,8 +73,10 @@ export class AppModule {
           ...dataSourceOptions({
             url: databaseUrl,
             poolSize: config.embedded ? 1 : config.DATABASE_POOL_SIZE,
-            preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+            preparedStatements: config.preparedStatements,
           }),
+          // Migrated before the pool opens (migrateDatabase), except on the embedded database.
+          migrationsRun: config.embedded,
           autoLoadEntities: true,
         }),
         CqrsModule.forRoot(),

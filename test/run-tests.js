@@ -7,6 +7,11 @@
  *   TEST_DATABASE_URL / DATABASE_URL   server the tests create databases on
  *                                      (default postgres://postgres@127.0.0.1:5432/postgres)
  *   TEST_KAFKA_BROKERS / KAFKA_BROKERS broker list (default 127.0.0.1:9092)
+ *   TEST_DATABASE_POOLER_URL           PgBouncer (transaction mode) in front of that server, which the
+ *                                      services' pools go through (DATABASE_URL), their sessions going
+ *                                      to the server itself (DATABASE_DIRECT_URL); default: started by
+ *                                      scripts/pgbouncer/run on 127.0.0.1:6432 where pgbouncer is
+ *                                      installed (required under CI=true); `off`: straight to the server
  *   TEST_WORKERS                       suites run at once (default 4; jest's --maxWorkers wins)
  * Extra arguments go to jest, e.g. `npm test -- --selectProjects unit`.
  *
@@ -59,6 +64,26 @@ async function findKafka() {
 }
 
 /**
+ * PgBouncer in transaction mode in front of the run's PostgreSQL, as deployments run the service:
+ * given (TEST_DATABASE_POOLER_URL), or started by scripts/pgbouncer/run when pgbouncer is
+ * installed and the server is on this machine.
+ */
+async function findPooler(postgresUrl) {
+  const given = process.env.TEST_DATABASE_POOLER_URL;
+  if (given === 'off') return { off: true };
+  if (given) {
+    const { hostname, port } = new URL(given);
+    return (await reachable(hostname, port || 6432)) ? { url: given } : { reason: `the pooler is not reachable at ${hostname}:${port || 6432}` };
+  }
+  const server = new URL(postgresUrl);
+  if (!['127.0.0.1', 'localhost'].includes(server.hostname)) return { reason: `PostgreSQL at ${server.hostname} is not on this machine` };
+  const script = path.join(root, 'scripts/pgbouncer/run');
+  const up = spawnSync('bash', [script, 'up', '--server-port', server.port || '5432'], { stdio: 'inherit' });
+  if (up.status !== 0) return { reason: 'PgBouncer could not be started (apt-get install pgbouncer)' };
+  return { url: 'postgres://postgres@127.0.0.1:6432/postgres' };
+}
+
+/**
  * Whether the run can only reach unit specs (the .spec.ts files under src/), which need neither service:
  * `--selectProjects unit` alone, or only paths under src/. Then nothing is probed or started.
  */
@@ -98,8 +123,16 @@ async function main() {
     }
     for (const reason of missing) console.warn(`[test] SKIPPING suites that need it: ${reason}`);
   }
+  const pooler = postgres.url ? await findPooler(postgres.url) : { off: true };
+  if (pooler.reason) {
+    if (ci) {
+      console.error(`[test] CI=true and the connection pooler is missing: ${pooler.reason}`);
+      process.exit(1);
+    }
+    console.warn(`[test] services use PostgreSQL directly, not through PgBouncer: ${pooler.reason}`);
+  }
   const cluster = kafka.brokers && wholeRun(args) ? startClusterEarly() : undefined;
-  const status = runJest(args, { TEST_DATABASE_URL: postgres.url || '', TEST_KAFKA_BROKERS: kafka.brokers || '' });
+  const status = runJest(args, { TEST_DATABASE_URL: postgres.url || '', TEST_KAFKA_BROKERS: kafka.brokers || '', TEST_DATABASE_POOLER_URL: pooler.url || '' });
   if (cluster) cluster.stop();
   process.exit(status);
 }
@@ -149,6 +182,7 @@ function runJest(args, services, workers = 4) {
     KAFKA_CLUSTER_HEAP_OPTS: clusterJvmOptions(),
     // The service's own settings must not leak into tests that build their own config.
     DATABASE_URL: '',
+    DATABASE_DIRECT_URL: '',
     KAFKA_BROKERS: '',
   };
   const jest = require.resolve('jest/bin/jest', { paths: [root] });

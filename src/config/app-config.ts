@@ -100,12 +100,29 @@ export class AppConfig {
   DATABASE_POOL_SIZE = 10;
 
   /**
+   * A connection to the database itself, for what needs a session of its own: the LISTEN of
+   * change notifications, the migrations' lock, the table upkeep's VACUUM settings. Set it when
+   * DATABASE_URL goes through a connection pooler in transaction mode (PgBouncer, a managed
+   * proxy), which hands each transaction whatever server connection is free and so keeps
+   * nothing of a session. Unset: DATABASE_URL serves for both.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_DIRECT_URL must be a postgres:// URL to the database itself, not through a pooler',
+  })
+  DATABASE_DIRECT_URL?: string;
+
+  /**
    * Parameterised statements run as prepared statements, parsed and planned once per
-   * connection. Turn off behind a connection pooler in transaction mode, which cannot keep them.
+   * connection. Default: on, except when DATABASE_DIRECT_URL is set (DATABASE_URL is then a
+   * pooler in transaction mode, which cannot keep them; PgBouncer 1.21+ with
+   * max_prepared_statements can, and then this may be turned on).
    */
   @Transform(toBool)
+  @IsOptional()
   @IsBoolean({ message: 'DATABASE_PREPARED_STATEMENTS must be true or false' })
-  DATABASE_PREPARED_STATEMENTS = true;
+  DATABASE_PREPARED_STATEMENTS?: boolean;
 
   /**
    * Who vacuums and analyzes the tables: `auto` leaves it to PostgreSQL's autovacuum and takes
@@ -696,6 +713,16 @@ export class AppConfig {
     return this.DATABASE_URL === undefined;
   }
 
+  /** Where a session of its own is opened (LISTEN, session locks): the database itself. */
+  get databaseSessionUrl(): string | undefined {
+    return this.DATABASE_DIRECT_URL ?? this.DATABASE_URL;
+  }
+
+  /** Whether the pool's statements run prepared (DATABASE_PREPARED_STATEMENTS). */
+  get preparedStatements(): boolean {
+    return this.DATABASE_PREPARED_STATEMENTS ?? this.DATABASE_DIRECT_URL === undefined;
+  }
+
   get appRedirectUris(): string[] {
     return this.APP_REDIRECT_URIS ? this.APP_REDIRECT_URIS.split(',') : [];
   }
@@ -730,7 +757,7 @@ export function loadConfig(
   { tool = false }: { tool?: boolean } = {},
 ): AppConfig {
   const raw: Record<string, unknown> = {};
-  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY', 'KAFKA_REPLICATION_FACTOR', 'KAFKA_MIN_INSYNC_REPLICAS', 'GUSTO_CLIENT_ID', 'GUSTO_CLIENT_SECRET'];
+  const optional = ['PUBLIC_BASE_URL', 'DATABASE_URL', 'DATABASE_DIRECT_URL', 'DATABASE_PREPARED_STATEMENTS', 'KAFKA_BROKERS', 'OPS_USERNAME', 'OPS_PASSWORD', 'APP_CLIENT_ID', 'APP_CLIENT_SECRET', 'APP_REDIRECT_URIS', 'APP_ORIGINS', 'CONNECT_PAGE_SIGNING_KEY', 'PROVIDER_LATENCY_MS', 'WEBHOOK_SECRETS_KEY', 'KAFKA_REPLICATION_FACTOR', 'KAFKA_MIN_INSYNC_REPLICAS', 'GUSTO_CLIENT_ID', 'GUSTO_CLIENT_SECRET'];
   for (const key of KNOWN_KEYS.concat(optional)) {
     if (env[key] !== undefined) raw[key] = env[key];
   }

@@ -7,6 +7,7 @@ import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, request, startTestService, TestResponse, TestService } from '../utils/test-app';
+import { serviceDatabaseEnv } from '../../bench/database-pooler';
 
 /**
  * Synced reads from memory (src/modules/read-cache): ETags and 304s, answers kept per sync
@@ -24,7 +25,7 @@ describeWithPostgres('read cache: ETags, answers per generation, revocation acro
       loadConfig({
         PORT: '0',
         HOST: '127.0.0.1',
-        DATABASE_URL: a.database.url,
+        ...serviceDatabaseEnv(a.database.url),
         DATABASE_POOL_SIZE: '3',
         OPS_USERNAME: 'ops',
         OPS_PASSWORD: 'ops-password-for-tests',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@nestjs/common';
+import { serviceDatabaseEnv } from '../../bench/database-pooler';
 import { RunningService, startService } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { Clock } from '../../src/domain/shared/clock';
@@ -38,7 +39,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
-    DATABASE_URL: database.url,
+    ...serviceDatabaseEnv(database.url),
     DATABASE_POOL_SIZE: '5',
     OPS_USERNAME: 'ops',
     OPS_PASSWORD: 'ops-password-for-tests',

@@ -97,7 +97,8 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const url = (this.dataSource.options as { url?: string }).url;
+    // A session of its own on the database itself: a transaction pooler would not keep the LISTEN.
+    const url = this.config.databaseSessionUrl ?? (this.dataSource.options as { url?: string }).url;
     const client = new Client({ connectionString: url, application_name: 'change-notifications' });
     client.on('notification', ({ channel, payload }) => {
       if (channel === BARRIER_CHANNEL) return this.awaited.get(payload ?? '')?.();

@@ -1,4 +1,5 @@
 import { Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { Metrics } from '../observability/metrics';
@@ -221,9 +222,8 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
     this.vacuumsLeft = due.length < all.length;
     if (due.length === 0) return due;
     const paceOf = new Map(tables.map((t) => [t.table, t.thresholds.pace]));
-    // One connection of its own: the pace is a setting of the session that runs the VACUUM.
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    // One session of its own: the pace is a setting of the session that runs the VACUUM.
+    const runner = await this.session();
     try {
       for (const { table, action } of due) {
         // At autovacuum's pace, as autovacuum would: the service's own statements share the
@@ -244,6 +244,22 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
     }
     this.logger.debug(`table upkeep: ${due.map((d) => `${d.action} ${d.table}`).join(', ')}`);
     return due;
+  }
+
+  /**
+   * A session for the round's settings and VACUUMs: one of the pool's connections, or, behind a
+   * transaction pooler (DATABASE_DIRECT_URL), a connection to the database itself, since the
+   * pooler would run the SET and the VACUUM on whichever server connections were free.
+   */
+  private async session(): Promise<{ query(sql: string): Promise<unknown>; release(): Promise<void> }> {
+    if (this.config.DATABASE_DIRECT_URL === undefined) {
+      const runner = this.dataSource.createQueryRunner();
+      await runner.connect();
+      return { query: (sql) => runner.query(sql), release: () => runner.release() };
+    }
+    const client = new Client({ connectionString: this.config.DATABASE_DIRECT_URL, application_name: 'benefits-table-upkeep' });
+    await client.connect();
+    return { query: (sql) => client.query(sql), release: () => client.end() };
   }
 
   private async serverSettings(): Promise<Record<string, string>> {
