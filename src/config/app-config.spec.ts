@@ -64,6 +64,19 @@ describe('loadConfig', () => {
     expect(problemsOf({ DATABASE_TABLE_UPKEEP: 'sometimes' }).join('\n')).toMatch(/DATABASE_TABLE_UPKEEP must be one of auto, on, off/);
   });
 
+  it('opens sessions on the direct URL behind a pooler, with prepared statements off unless set', () => {
+    const base = { DATABASE_URL: 'postgres://u@pooler:6432/benefits', OPS_PASSWORD: 'correct horse battery' };
+    const alone = loadConfig(base);
+    expect(alone.databaseSessionUrl).toBe(base.DATABASE_URL);
+    expect(alone.preparedStatements).toBe(true);
+    const pooled = loadConfig({ ...base, DATABASE_DIRECT_URL: 'postgres://u@db:5432/benefits' });
+    expect(pooled.databaseSessionUrl).toBe('postgres://u@db:5432/benefits');
+    expect(pooled.preparedStatements).toBe(false);
+    expect(loadConfig({ ...base, DATABASE_DIRECT_URL: 'postgres://u@db:5432/benefits', DATABASE_PREPARED_STATEMENTS: 'true' }).preparedStatements).toBe(true);
+    expect(loadConfig({ ...base, DATABASE_PREPARED_STATEMENTS: 'false' }).preparedStatements).toBe(false);
+    expect(problemsOf({ ...base, DATABASE_DIRECT_URL: 'mysql://db/benefits' })).toEqual([expect.stringMatching(/^DATABASE_DIRECT_URL must be a postgres:\/\/ URL/)]);
+  });
+
   it('rejects a port out of range', () => {
     expect(problemsOf({ PORT: '70000' }).join('\n')).toMatch(/PORT/);
   });
