@@ -308,7 +308,10 @@ export const SCENARIOS: Scenario[] = [
       // When the run goes through PgBouncer, so does this: the pooler outlives the restart and
       // must hand the service fresh server connections after it.
       const pooler = poolerInUse() ? await startPrivatePooler(cluster.port, await freePort(), mkdtempSync(join(tmpdir(), 'hris-faults-pgbouncer-'))) : undefined;
-      if (pooler) ctx.poolers.push(pooler);
+      if (pooler) {
+        ctx.poolers.push(pooler);
+        ctx.notes.push(`the service's pool through PgBouncer (transaction mode) at ${new URL(pooler.url).port}, its sessions direct`);
+      }
       const deployment = await Deployment.create('pg', cluster.url, kafkaBrokers(), pooler?.url);
       ctx.deployments.push(deployment);
       const service = await deployment.start('consumer-pg');

@@ -31,6 +31,8 @@ export async function migrateDatabase(sessionUrl: string): Promise<void> {
 
 async function migrateOnce(sessionUrl: string): Promise<void> {
   const lock = new Client({ connectionString: sessionUrl, application_name: 'benefits-migrations' });
+  // Lost, the lock's session fails the migration through its queries; unheard, its 'error' event would end the process.
+  lock.on('error', () => undefined);
   await lock.connect();
   try {
     await lock.query(`SELECT pg_advisory_lock($1)`, [MIGRATIONS_LOCK]);

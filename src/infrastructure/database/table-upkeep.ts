@@ -258,6 +258,9 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
       return { query: (sql) => runner.query(sql), release: () => runner.release() };
     }
     const client = new Client({ connectionString: this.config.DATABASE_DIRECT_URL, application_name: 'benefits-table-upkeep' });
+    // A connection lost mid-round (a restart of the database) fails the round's query; unheard,
+    // the client's 'error' event would end the process.
+    client.on('error', () => undefined);
     await client.connect();
     return { query: (sql) => client.query(sql), release: () => client.end() };
   }
