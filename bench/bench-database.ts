@@ -61,3 +61,64 @@ export async function insertBenchConnection(dataSource: DataSource, providerId: 
   ]);
   return { connectionId, entityId, entityName: 'Bench Corp', providerId, authenticationType: 'credential', employeeSize };
 }
+
+/** Row counters of one table from `pg_stat_user_tables`. */
+export interface TableActivity {
+  inserted: number;
+  updated: number;
+  hot_updated: number;
+  deleted: number;
+}
+
+/**
+ * Longer than PostgreSQL 15's idle flush interval (PGSTAT_IDLE_INTERVAL, 10 s): a backend
+ * flushes its table counters at most once a second while busy and 10 s after it goes idle, so
+ * after this wait every backend's counters are in `pg_stat_user_tables`.
+ * `pg_stat_force_next_flush()` would flush only the calling session's.
+ */
+export const TABLE_STATS_FLUSH_MS = 11_000;
+
+/** Every user table's row counters now (partitions listed apart), by table name. */
+export async function tableActivity(dataSource: DataSource): Promise<Map<string, TableActivity>> {
+  const rows: { relname: string; ins: string; upd: string; hot: string; del: string }[] = await dataSource.query(
+    `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del FROM pg_stat_user_tables`,
+  );
+  return new Map(rows.map((r) => [r.relname, { inserted: Number(r.ins), updated: Number(r.upd), hot_updated: Number(r.hot), deleted: Number(r.del) }]));
+}
+
+/** What each table did between two snapshots, for the tables that did anything. */
+export function tableActivityBetween(before: Map<string, TableActivity>, after: Map<string, TableActivity>): Record<string, TableActivity> {
+  const moved: Record<string, TableActivity> = {};
+  for (const [table, now] of [...after].sort(([a], [b]) => a.localeCompare(b))) {
+    const was = before.get(table) ?? { inserted: 0, updated: 0, hot_updated: 0, deleted: 0 };
+    const delta = { inserted: now.inserted - was.inserted, updated: now.updated - was.updated, hot_updated: now.hot_updated - was.hot_updated, deleted: now.deleted - was.deleted };
+    if (delta.inserted || delta.updated || delta.deleted) moved[table] = delta;
+  }
+  return moved;
+}
+
+/** Sums of several runs' table activity, table by table. */
+export function addTableActivity(runs: readonly Record<string, TableActivity>[]): Record<string, TableActivity> {
+  const sum: Record<string, TableActivity> = {};
+  for (const run of runs) {
+    for (const [table, a] of Object.entries(run)) {
+      const s = (sum[table] ??= { inserted: 0, updated: 0, hot_updated: 0, deleted: 0 });
+      s.inserted += a.inserted;
+      s.updated += a.updated;
+      s.hot_updated += a.hot_updated;
+      s.deleted += a.deleted;
+    }
+  }
+  return sum;
+}
+
+/** The share (%) of these tables' updates that were HOT; null when they updated nothing. */
+export function hotShare(activity: Record<string, TableActivity>, tables: readonly string[]): number | null {
+  let updated = 0;
+  let hot = 0;
+  for (const table of tables) {
+    updated += activity[table]?.updated ?? 0;
+    hot += activity[table]?.hot_updated ?? 0;
+  }
+  return updated === 0 ? null : Math.round((1000 * hot) / updated) / 10;
+}

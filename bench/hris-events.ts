@@ -25,7 +25,8 @@
  *     [--result=NAME] [--keep-database]
  *
  * --volume-events (default 100,000; 0 with --quick) is the second, larger throughput run;
- * --statements-events (default 5,000; 0 skips it) sizes the statement count; --result names the
+ * --statements-events (default 5,000; 0 skips it) sizes the statement count, --consumer-only-events
+ * (default --events; 0 skips it) the consumer path alone; --result names the
  * result file (default hris-events), so a run of another size keeps the committed figures.
  *
  * KAFKA_BATCH_MAX=<n> is passed to the service; --keep-database leaves the database for EXPLAIN.
@@ -43,7 +44,7 @@ import { readFileSync } from 'node:fs';
 import { Producer } from 'kafkajs';
 import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { runBenchmark } from './bench-database';
+import { addTableActivity, hotShare, runBenchmark, TABLE_STATS_FLUSH_MS, TableActivity, tableActivity, tableActivityBetween } from './bench-database';
 import {
   BENCH_APPLICATION,
   BenchOptions,
@@ -109,8 +110,12 @@ export interface ThroughputRun {
   event_to_job_complete: Latencies;
   service_cpu_seconds: number;
   database_cpu_seconds: number;
+  /** PostgreSQL's CPU from the first produce until every job is complete (the job workers' statements too). */
+  database_cpu_seconds_end_to_end?: number;
   /** Each round's end-to-end events/s, in order, where the figures above are the median round's. */
   repetitions?: number[];
+  /** Rows inserted, updated (HOT among them) and deleted per table, from before the first produce until every job is complete. */
+  table_activity?: Record<string, TableActivity>;
 }
 
 export interface PacedRun {
@@ -239,9 +244,12 @@ export interface HrisEventsResult {
   paced: PacedRun;
   /** The same pace with every job dated ahead: the consumer path's latency without the job workers beside it. */
   paced_consumer_only: PacedRun;
-  /** The throughput run's shape with every job dated 30 days ahead: the consumer path alone. */
-  consumer_only: ThroughputRun;
+  /** The throughput run's shape with every job dated 30 days ahead: the consumer path alone (null with --consumer-only-events=0). */
+  consumer_only: ThroughputRun | null;
   statements: StatementsRun | null;
+  rounds: { end_to_end_events_per_second: number; service_cpu_ms_per_event: number; database_cpu_ms_per_event: number; database_cpu_ms_per_event_end_to_end: number }[];
+  /** Row counters of every table over the measured rounds together (ROUNDS × events), and the HOT share of the queue tables' updates. */
+  table_activity: { events: number; tables: Record<string, TableActivity>; queue_tables: readonly string[]; queue_hot_percent: number | null };
   targets: TargetCheck[];
 }
 
@@ -383,7 +391,7 @@ export async function throughputRun(
   service: BenchService,
   employers: Employer[],
   events: number,
-  { consumerOnly = false, seed = 2026 }: { consumerOnly?: boolean; seed?: number } = {},
+  { consumerOnly = false, seed = 2026, tableStats = false }: { consumerOnly?: boolean; seed?: number; tableStats?: boolean } = {},
 ): Promise<ThroughputRun> {
   const plan = throughputStream(employers, events, seed);
   if (consumerOnly) plan.messages = deferred(plan.messages);
@@ -393,6 +401,8 @@ export async function throughputRun(
   const [{ now: runStart }] = await db.query(`SELECT now()`);
   const jobs = plan.valid.reduce((n, e) => n + e.jobs, 0);
   const producedAt = new Map<string, number>();
+  // Table counters reach pg_stat_user_tables when each backend flushes them: waited for on both sides, outside the timed span.
+  const tablesBefore = tableStats ? await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)) : undefined;
   const dbCpu = new DatabaseCpu(db);
   const cpuBefore = service.stats.cpuSeconds();
   const dbBefore = await dbCpu.snapshot();
@@ -412,6 +422,8 @@ export async function throughputRun(
   const completeAt = consumerOnly
     ? consumedAt
     : await until(async () => (await openJobsSince(db, runStart)) === 0, timeoutMs, `completing the jobs of ${events} events`);
+  const dbEnd = await dbCpu.snapshot();
+  const tables = tablesBefore && tableActivityBetween(tablesBefore, await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)));
 
   const times = await eventTimes(db, [...producedAt.keys()]);
   const toSaga: number[] = [];
@@ -436,6 +448,8 @@ export async function throughputRun(
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
+    database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
+    ...(tables && { table_activity: tables }),
   };
 }
 
@@ -746,10 +760,30 @@ async function rawPipeline(
 
 const latencyCells = (l: Latencies) => [l.p50_ms, l.p99_ms, l.max_ms];
 
+/**
+ * Tables whose rows carry work in flight and are updated as it moves on (jobs and their queue,
+ * sagas and their jobs, enrollment groups, their items and the enrollments they move, the outbox's queue): an update is HOT (no index entry written, the old version pruned
+ * on the page) only when it changes no indexed column and the page has room.
+ */
+const QUEUE_TABLES = ['jobs', 'job_queue', 'sagas', 'saga_jobs', 'enrollment_groups', 'enrollment_items', 'enrollments', 'outbox_pending', 'outbox_lanes'] as const;
+
+/** Each table's row counters over the measured runs, per event, and the HOT share of the queue tables' updates. */
+function printTableActivity(tables: Record<string, TableActivity>, events: number): void {
+  const perEvent = (n: number) => round(n / events, 3);
+  const share = (t: TableActivity) => (t.updated === 0 ? '-' : `${round((100 * t.hot_updated) / t.updated, 1)} %`);
+  console.log(`table rows over the measured runs (${events} events), per event:`);
+  printTable(
+    ['table', 'inserted', 'updated', 'HOT', 'HOT share', 'deleted'],
+    Object.entries(tables).map(([table, t]) => [table, perEvent(t.inserted), perEvent(t.updated), perEvent(t.hot_updated), share(t), perEvent(t.deleted)]),
+  );
+  console.log(`HOT share of queue-table updates (${QUEUE_TABLES.join(', ')}): ${hotShare(tables, QUEUE_TABLES) ?? '-'} %`);
+}
+
 /** Statements of the service that are not the consumer path's (the bench's own reads are told apart too). */
 function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined {
   if (/outbox_lanes|outbox_pending|DELETE FROM (outbox_messages|inbox_messages)/.test(query)) return 'relay';
-  if (/SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM jobs|kind = 'internal' AND status NOT IN/.test(query)) return 'worker';
+  // The job workers' lease, renewals, finish and purge (the queue of JobQueue1798300000000, and the columns of jobs before it).
+  if (/lease_jobs\(|SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM job_queue (WHERE job_id|q USING \(SELECT)|DELETE FROM jobs|kind = 'internal' AND (created_at < \$1 AND )?status NOT IN/.test(query)) return 'worker';
   // The table upkeep (where autovacuum is off) is background work too.
   if (/^\s*(VACUUM|ANALYZE)\b|FROM pg_stat_user_tables s JOIN pg_class c|current_setting\('autovacuum'\)|FROM pg_settings WHERE name = ANY/.test(query)) return 'worker';
   if (/pg_stat_|pg_database|current_database\(\)|count\(\*\)(::int AS n)? FROM (inbox_messages|jobs|sagas|outbox_messages)|^SELECT 1$|pg_snapshot_xmin/i.test(query)) return 'bench';
@@ -889,7 +923,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     for (let n = 1; n <= ROUNDS; n++) {
       console.log(`round ${n} of ${ROUNDS}: the service over ${events} events, then the raw pipeline over as many, consumed after and as produced ...`);
       settled += await settle(database.db);
-      services.push(await throughputRun(scope, database.db, service, employers, events, { seed: throughputSeed(n) }));
+      services.push(await throughputRun(scope, database.db, service, employers, events, { seed: throughputSeed(n), tableStats: true }));
       settled += await settle(database.db);
       raws.push(await rawBaseline(scope, database.url, events, n));
       settled += await settle(database.db);
@@ -899,6 +933,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const throughput = medianOf(services, (r) => r.end_to_end_events_per_second);
     const raw = medianOf(raws, (r) => r.events_per_second);
     const rawProduced = medianOf(rawsProduced, (r) => r.events_per_second);
+    const tables = addTableActivity(services.map((run) => run.table_activity ?? {}));
     // The raw pipeline's rows are counted: dropped, or the service's table upkeep (which keeps
     // every table of the schema) vacuums the bench's table during the paced run.
     await database.db.query(`DROP TABLE IF EXISTS ${RAW_INBOX_TABLE}`);
@@ -908,8 +943,11 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     console.log(`paced, consumer path alone: ${pacedRate} events/s for ${pacedSeconds} s, their jobs dated 30 days ahead ...`);
     await settle(database.db);
     const pacedConsumerOnly = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds, { consumerOnly: true });
-    console.log(`consumer path alone: ${consumerOnlyEvents} events with their jobs dated 30 days ahead ...`);
-    const consumerOnly = await throughputRun(scope, database.db, service, employers, consumerOnlyEvents, { consumerOnly: true, seed: 2027 });
+    let consumerOnly: ThroughputRun | null = null;
+    if (consumerOnlyEvents > 0) {
+      console.log(`consumer path alone: ${consumerOnlyEvents} events with their jobs dated 30 days ahead ...`);
+      consumerOnly = await throughputRun(scope, database.db, service, employers, consumerOnlyEvents, { consumerOnly: true, seed: 2027 });
+    }
     let volume: ThroughputRun | null = null;
     if (volumeEvents > 0) {
       console.log(`volume: ${volumeEvents} more events on the same database ...`);
@@ -931,7 +969,9 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         ...(volume
           ? [['  the same, after all the others', volumeEvents, volume.end_to_end_events_per_second, volume.consumed_events_per_second, volume.consumed_seconds, volume.jobs_complete_seconds, perEvent(volume), ...latencyCells(volume.event_to_saga), ...latencyCells(volume.event_to_job_complete)]]
           : []),
-        ['service, consumer path alone', consumerOnlyEvents, '-', consumerOnly.consumed_events_per_second, consumerOnly.consumed_seconds, '-', perEvent(consumerOnly), ...latencyCells(consumerOnly.event_to_saga), '-', '-', '-'],
+        ...(consumerOnly
+          ? [['service, consumer path alone', consumerOnlyEvents, '-', consumerOnly.consumed_events_per_second, consumerOnly.consumed_seconds, '-', perEvent(consumerOnly), ...latencyCells(consumerOnly.event_to_saga), '-', '-', '-']]
+          : []),
         ['raw kafkajs + 1 INSERT/event', events, raw.events_per_second, raw.events_per_second, raw.seconds, '-', `${round((raw.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
         ['  the same, as fast as produced', events, rawProduced.events_per_second, rawProduced.events_per_second, rawProduced.seconds, '-', `${round((rawProduced.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
         [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, '-', ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
@@ -939,6 +979,12 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         [`paced ${pacedRate}/s, consumer path alone`, pacedConsumerOnly.events, pacedConsumerOnly.achieved_events_per_second, '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga), '-', '-', '-'],
         ['  (its saga committed)', pacedConsumerOnly.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga_committed), '-', '-', '-'],
       ],
+    );
+    printTableActivity(tables, events * ROUNDS);
+    const msPerEvent = (seconds: number | undefined) => round(((seconds ?? NaN) * 1000) / events, 3);
+    console.log(
+      `CPU per event by round (service / PostgreSQL until consumed / PostgreSQL until every job is complete): ` +
+        services.map((r) => `${msPerEvent(r.service_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds_end_to_end)} ms`).join('; '),
     );
     if (statements) {
       console.log(
@@ -1009,6 +1055,14 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       paced_consumer_only: pacedConsumerOnly,
       consumer_only: consumerOnly,
       statements,
+      // Every round's figures: the machine is shared, and a median round's CPU is one sample.
+      rounds: services.map((r) => ({
+        end_to_end_events_per_second: r.end_to_end_events_per_second,
+        service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
+        database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
+        database_cpu_ms_per_event_end_to_end: round(((r.database_cpu_seconds_end_to_end ?? NaN) * 1000) / r.events, 3),
+      })),
+      table_activity: { events: events * ROUNDS, tables, queue_tables: QUEUE_TABLES, queue_hot_percent: hotShare(tables, QUEUE_TABLES) },
       targets,
     };
     console.log(`written: ${writeResult(resultName, options, result)}`);

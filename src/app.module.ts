@@ -41,6 +41,7 @@ import { PoliciesModule } from './modules/policies/policies.module';
 import { HrisEventsModule } from './modules/hris-events/hris-events.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { ChangeNotificationsModule } from './infrastructure/database/change-notifications';
+import { PartitionUpkeepModule } from './infrastructure/database/partition-upkeep';
 import { TableUpkeepModule } from './infrastructure/database/table-upkeep';
 import { UnitOfWorkModule } from './infrastructure/database/unit-of-work';
 import { SagasRepositoryModule } from './modules/saga-state/saga-state.repository';
@@ -87,6 +88,7 @@ export class AppModule {
         UnitOfWorkModule,
         ChangeNotificationsModule,
         TableUpkeepModule,
+        PartitionUpkeepModule,
         DomainEventsModule,
         EnrollmentLedgerModule,
         SagasRepositoryModule,

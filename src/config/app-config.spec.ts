@@ -77,6 +77,17 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...base, DATABASE_DIRECT_URL: 'mysql://db/benefits' })).toEqual([expect.stringMatching(/^DATABASE_DIRECT_URL must be a postgres:\/\/ URL/)]);
   });
 
+  it('reads the history tables\' retention and partition window, and refuses days out of range', () => {
+    expect(loadConfig({})).toMatchObject({ OUTBOX_RETENTION_DAYS: 7, OPS_AUDIT_RETENTION_DAYS: 365, DATABASE_PARTITION_DAYS_AHEAD: 3 });
+    expect(loadConfig({ OUTBOX_RETENTION_DAYS: '14', OPS_AUDIT_RETENTION_DAYS: '30', DATABASE_PARTITION_DAYS_AHEAD: '7' })).toMatchObject({
+      OUTBOX_RETENTION_DAYS: 14,
+      OPS_AUDIT_RETENTION_DAYS: 30,
+      DATABASE_PARTITION_DAYS_AHEAD: 7,
+    });
+    const problems = problemsOf({ OUTBOX_RETENTION_DAYS: '0', OPS_AUDIT_RETENTION_DAYS: 'forever', DATABASE_PARTITION_DAYS_AHEAD: '90' }).join('\n');
+    for (const name of ['OUTBOX_RETENTION_DAYS', 'OPS_AUDIT_RETENTION_DAYS', 'DATABASE_PARTITION_DAYS_AHEAD']) expect(problems).toMatch(name);
+  });
+
   it('rejects a port out of range', () => {
     expect(problemsOf({ PORT: '70000' }).join('\n')).toMatch(/PORT/);
   });

@@ -140,6 +140,24 @@ export class AppConfig {
   @Max(3_600_000)
   DATABASE_TABLE_UPKEEP_INTERVAL_MS = 30_000;
 
+  /**
+   * Days ahead of today the history tables (inbox, outbox, webhook deliveries and attempts, ops
+   * audit) have their daily partitions made (PartitionUpkeep); a row no partition covers goes to
+   * the table's DEFAULT partition until the upkeep moves it.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  DATABASE_PARTITION_DAYS_AHEAD = 3;
+
+  /** How often the partition upkeep makes the days ahead and drops the days past retention. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  DATABASE_PARTITION_UPKEEP_INTERVAL_MS = 3_600_000;
+
   /** Where the embedded database keeps its files when DATABASE_URL is unset. */
   @IsString()
   @MinLength(1)
@@ -427,6 +445,24 @@ export class AppConfig {
   @Max(3650)
   INBOX_RETENTION_DAYS = 7;
 
+  /**
+   * Days a published outbox message is kept (a day's partition is dropped once wholly older;
+   * one with a message still pending is kept). The sandbox's HRIS events are deduplicated
+   * against it, and the ops overview counts from it.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  OUTBOX_RETENTION_DAYS = 7;
+
+  /** Days the ops audit trail is kept (a day's partition is dropped once wholly older). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(36_500)
+  OPS_AUDIT_RETENTION_DAYS = 365;
+
   /** Whether this instance delivers webhooks (an instance that only serves reads may not). */
   @Transform(toBool)
   @IsBoolean({ message: 'WEBHOOK_DELIVERY must be true or false' })
@@ -543,7 +579,10 @@ export class AppConfig {
   @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES must be true or false' })
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES = false;
 
-  /** Days delivered and failed deliveries (and their attempts) are kept. */
+  /**
+   * Days webhook deliveries (by creation) and their attempts are kept; a day's partition with a
+   * delivery still pending is kept until it is not.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(1)

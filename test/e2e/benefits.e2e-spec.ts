@@ -8,6 +8,7 @@ import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestService } from '../utils/test-app';
+import { endJobs } from '../utils/job-queue';
 
 const WITH_BENEFITS = ['company', 'directory', 'individual', 'employment', 'payment', 'pay_statement', 'benefits'];
 const MATCH = { type: 'match', tiers: [{ match: 10_000, threshold: 300 }, { match: 5_000, threshold: 500 }] };
@@ -182,7 +183,7 @@ describeWithPostgres('benefits (deductions)', () => {
       try {
         first = await create({ type: '457_roth', description: 'Failed once' });
         // The creation ended in error (e.g. retries ran out while the provider was down).
-        await db.query(`UPDATE jobs SET status = 'error', completed_at = now() WHERE id = $1`, [first.body.job_id]);
+        await endJobs(db, 'id = $1', [first.body.job_id], 'error');
         expect((await get(`/employer/benefits/${first.body.benefit_id}`)).status).toBe(404);
       } finally {
         worker.start();

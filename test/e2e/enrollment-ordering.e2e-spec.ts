@@ -8,6 +8,7 @@ import { describeWithPostgres } from '../setup/test-env';
 import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestService } from '../utils/test-app';
+import { holdJob } from '../utils/job-queue';
 
 /**
  * One individual's changes reach the provider in request order, even when the worker holding an
@@ -43,7 +44,7 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     await worker.stop();
     expect((await service.request('/hris/events', json(first, basic(app)))).body.outcome).toBe('applied');
     const [{ id: groupJob }] = await db().query(`SELECT id FROM jobs WHERE type = 'benefit_enrollment_group' AND status = 'pending'`);
-    await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '1.5 seconds', attempts = 1 WHERE id = $1`, [groupJob]);
+    await holdJob(db(), groupJob, 'dead', `now() + interval '1.5 seconds'`, 1);
     expect((await service.request('/hris/events', json(second, basic(app)))).body.outcome).toBe('applied');
     worker.start();
     await expectEventually(
@@ -96,8 +97,10 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
       return { e, earlier, later };
     }
     const dueAt = async (jobId: string): Promise<Date> => (await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at;
-    const leaseByHand = async (jobId: string, owner: string): Promise<Date> =>
-      (await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = $2, leased_until = now() + interval '1 minute' WHERE id = $1 RETURNING scheduled_at`, [jobId, owner]))[0][0].scheduled_at;
+    const leaseByHand = async (jobId: string, owner: string): Promise<Date> => {
+      await holdJob(db(), jobId, owner, `now() + interval '1 minute'`);
+      return dueAt(jobId);
+    };
     const allGroupsDone = () =>
       expectEventually(
         async () => expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress')`))[0].n).toBe(0),
@@ -107,7 +110,7 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     it('sleeps instead of being leased again at every poll, and is woken by the earlier group’s end', async () => {
       const { e, earlier, later } = await twoDueChanges();
       // The earlier group's run is held (a worker that died with it) for 3 s.
-      await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '3 seconds', attempts = 1 WHERE id = $1`, [earlier.id]);
+      await holdJob(db(), earlier.id, 'dead', `now() + interval '3 seconds'`, 1);
       service.app.get(JobWorker).start();
       // The clock stands still: a job put back due at once would be leased again at every poll.
       await expectEventually(async () => {
@@ -157,7 +160,7 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     expect((await enroll(300)).status).toBe(200);
     const [first] = await groupJobs();
     expect(await service.app.get(EnrollmentLifecycle).startSubmitting(first.group_id)).toBe(true);
-    await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '1 minute', attempts = 1 WHERE id = $1`, [first.id]);
+    await holdJob(db(), first.id, 'dead', `now() + interval '1 minute'`, 1);
     // Then an unenrollment and a new enrollment, neither able to take over the one before it.
     expect((await service.request(`/employer/benefits/${e.benefitId}/individuals`, { ...json({ individual_ids: [e.person] }, bearer(e.token)), method: 'DELETE' })).status).toBe(200);
     expect((await enroll(400)).status).toBe(200);
@@ -173,7 +176,7 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     expect(await dueAt(third.id)).toBeGreaterThanOrEqual(clock.now().getTime() + 5_000);
 
     // The rest of the line follows, each woken by the one before it (the clock stands still).
-    await db().query(`UPDATE jobs SET leased_until = now() WHERE id = $1`, [first.id]);
+    await db().query(`UPDATE job_queue SET leased_until = now() WHERE job_id = $1`, [first.id]);
     worker.start();
     await expectEventually(
       async () => expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress')`))[0].n).toBe(0),
@@ -190,7 +193,7 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     await worker.stop();
     const b = await service.request('/employer/benefits', json({ type: '401k', description: `401(k) ${randomUUID()}` }, bearer(token)));
     // The creation's run is held by a worker that died with it, for 3 s.
-    await db().query(`UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() + interval '3 seconds', attempts = 1 WHERE id = $1`, [b.body.job_id]);
+    await holdJob(db(), b.body.job_id, 'dead', `now() + interval '3 seconds'`, 1);
     const enrolled = await service.request(
       `/employer/benefits/${b.body.benefit_id}/individuals`,
       json([{ individual_id: person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount: 250 } } }], bearer(token)),

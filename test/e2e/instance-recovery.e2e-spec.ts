@@ -7,6 +7,7 @@ import { expectEventually } from '../utils/expect-eventually';
 import { ServiceProcess, startServiceProcess } from '../utils/service-process';
 import { json } from '../utils/test-app';
 import { createTestDatabase, TestDatabase } from '../utils/test-database';
+import { JOB_WITH_LEASE } from '../utils/job-queue';
 
 /** A lease far longer than any wait here: a job resumed within these tests did not wait for it. */
 const JOB_LEASE_MS = 120_000;
@@ -58,7 +59,7 @@ describeWithPostgres('dead-lease recovery across processes (SIGKILL mid-job)', (
   const job = async (id: string): Promise<JobRow> =>
     (
       await db.query(
-        `SELECT status, attempts, leased_by, (extract(epoch FROM leased_until - now()) * 1000)::int AS lease_left_ms FROM jobs WHERE id = $1`,
+        `SELECT j.status, j.attempts, q.leased_by, (extract(epoch FROM q.leased_until - now()) * 1000)::int AS lease_left_ms FROM ${JOB_WITH_LEASE} WHERE j.id = $1`,
         [id],
       )
     )[0];

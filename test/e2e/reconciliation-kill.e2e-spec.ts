@@ -7,6 +7,7 @@ import { expectEventually } from '../utils/expect-eventually';
 import { ServiceProcess, startServiceProcess } from '../utils/service-process';
 import { json } from '../utils/test-app';
 import { createTestDatabase, TestDatabase } from '../utils/test-database';
+import { queueJobs } from '../utils/job-queue';
 
 const EMPLOYEES = 1_000;
 /** People whose statement is written without the deduction: each a `missing` discrepancy. */
@@ -142,11 +143,13 @@ describeWithPostgres('reconciliation across a SIGKILL of the service', () => {
 
     // The job again, as a redelivery would run it, and the same data synced again: nothing changes.
     const [job] = await db.query(`SELECT connection_id FROM jobs WHERE type = 'deduction_reconciliation' AND entity_id = $1 LIMIT 1`, [entityId]);
+    const again = randomUUID();
     await db.query(
       `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, weight)
        VALUES ($1, $2, $3, 'internal', 'deduction_reconciliation', 'pending', $4, now(), now(), 1)`,
-      [randomUUID(), job.connection_id, entityId, JSON.stringify({ sync_job_id: run.sync_job_id })],
+      [again, job.connection_id, entityId, JSON.stringify({ sync_job_id: run.sync_job_id })],
     );
+    await queueJobs(db, [again]);
     const resync = await api('/jobs/automated', { type: 'data_sync_all' });
     await complete(resync.body.job_id);
     await expectEventually(async () => {

@@ -29,10 +29,14 @@ import { GustoWebhooks1797980000000 } from './migrations/1797980000000-gusto-web
 import { PendingProviderGrants1797990000000 } from './migrations/1797990000000-pending-provider-grants';
 import { SagaSourceEventLookup1798000000000 } from './migrations/1798000000000-saga-source-event-lookup';
 import { DeductionReconciliation1798200000000 } from './migrations/1798200000000-deduction-reconciliation';
+import { JobQueue1798300000000 } from './migrations/1798300000000-job-queue';
+import { InPlaceUpdates1798310000000 } from './migrations/1798310000000-in-place-updates';
+import { EnrollmentItemsUpdatedInPlace1798320000000 } from './migrations/1798320000000-enrollment-items-updated-in-place';
 import { QueueDocumentsWithoutStatistics1797800000000 } from './migrations/1797800000000-queue-documents-without-statistics';
 import { IdempotencySecretAnswers1797930000000 } from './migrations/1797930000000-idempotency-secret-answers';
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
 import { SandboxPayRunAdjustments1798100000000 } from './migrations/1798100000000-sandbox-pay-run-adjustments';
+import { DailyPartitions1798400000000 } from './migrations/1798400000000-daily-partitions';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -71,4 +75,8 @@ export const MIGRATIONS = [
   SagaSourceEventLookup1798000000000,
   SandboxPayRunAdjustments1798100000000,
   DeductionReconciliation1798200000000,
+  JobQueue1798300000000,
+  InPlaceUpdates1798310000000,
+  EnrollmentItemsUpdatedInPlace1798320000000,
+  DailyPartitions1798400000000,
 ];

@@ -62,8 +62,6 @@ export class MessagingModule {
       batchSize: config.OUTBOX_BATCH_SIZE,
       leaseMs: config.OUTBOX_LEASE_MS,
       lanesPerRound: 16,
-      retentionDays: 7,
-      inboxRetentionDays: config.INBOX_RETENTION_DAYS,
     };
     return {
       module: MessagingModule,

@@ -233,6 +233,8 @@ export class BenefitsService {
         type: work.type,
         params: work.params as unknown as Record<string, unknown>,
         createdAt: now,
+        // Complete as it is made: no worker is to lease it.
+        queued: false,
       },
       manager,
     );

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { FinalJobStatus, Job, JobKind, JobStatus } from '../../domain/jobs/job';
 import { affectedCount, returnedRows } from '../../infrastructure/database/query-result';
 import { ColumnSet } from '../../infrastructure/database/column-set';
-import { insertNewJobs } from '../../infrastructure/database/new-jobs';
+import { insertNewJobs, queuedByDefault } from '../../infrastructure/database/new-jobs';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
 
 /** A `jobs` row as the database answers it (JOB_COLUMNS). */
@@ -64,6 +64,8 @@ export interface NewJob {
   afterJobId?: string | null;
   /** The work it carries (an enrollment group's people), for batches leased by weight; 1 when absent. */
   weight?: number;
+  /** Whether a worker leases it (NewJobRow.queued): every job but a manual one unless told. */
+  queued?: boolean;
 }
 
 /** A leased job put back to wait: due at `scheduledAt`, unless woken meanwhile (deferMany). */
@@ -75,9 +77,14 @@ export interface Deferral {
 }
 
 /**
- * The `jobs` table. Business times (created, scheduled, started, completed) are the service's
- * clock, passed in, so tests that move the clock move them; leases are database time, because
- * they measure real time between processes.
+ * The `jobs` table, and `job_queue`, the scheduling state of the jobs a worker runs while they are
+ * open (JobQueue1798300000000): a job's row is updated in place (HOT) as it runs, since no index
+ * of `jobs` reads its status, and a lease touches only unindexed columns of its queue row. A
+ * statement that changes both locks the queue row first.
+ *
+ * Business times (created, scheduled, started, completed) are the service's clock, passed in, so
+ * tests that move the clock move them; leases are database time, because they measure real time
+ * between processes.
  */
 @Injectable()
 export class JobsRepository {
@@ -89,9 +96,14 @@ export class JobsRepository {
 
   async insert(job: NewJob, manager?: EntityManager): Promise<Job> {
     const [row] = await this.db(manager).query(
-      `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, after_job_id, weight)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10)
-       RETURNING ${JOB_COLUMNS}`,
+      `WITH inserted AS (
+         INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, after_job_id, weight)
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10)
+         RETURNING ${JOB_COLUMNS}, after_job_id, seq),
+       queued AS (
+         INSERT INTO job_queue (job_id, type, connection_id, after_job_id, scheduled_at, seq, weight)
+         SELECT id, type, connection_id, after_job_id, scheduled_at, seq, weight FROM inserted WHERE $11)
+       SELECT ${JOB_COLUMNS} FROM inserted`,
       [
         job.id,
         job.connectionId,
@@ -103,6 +115,7 @@ export class JobsRepository {
         job.scheduledAt ?? job.createdAt,
         job.afterJobId ?? null,
         weightOf(job),
+        job.queued ?? queuedByDefault(job.kind),
       ],
     );
     return toJob(row);
@@ -123,6 +136,7 @@ export class JobsRepository {
           created_at: j.createdAt,
           scheduled_at: j.scheduledAt ?? j.createdAt,
           weight: weightOf(j),
+          queued: j.queued,
         })),
       ),
     );
@@ -209,10 +223,11 @@ export class JobsRepository {
    * whose worker's lease ran out (a crashed worker's job). SKIP LOCKED lets workers of several
    * instances lease at once without waiting on, or taking, each other's rows.
    *
-   * The candidates come from two index reads (jobs_pending_due_idx by type and date,
-   * jobs_lease_expiry_idx), a few times `limit` of each so that rows another worker holds can be
-   * skipped; only the rows leased are locked, and their conditions are checked again under the
-   * lock. One read of "due or expired" could use no index bound and walked every waiting job.
+   * The candidates come from one index read of `job_queue` (job_queue_due_idx, by type and due
+   * time: a running job was due when leased, so an expired lease is in the same range), a few
+   * times `limit` so that rows another worker holds can be skipped; only the rows leased are
+   * locked, and their conditions are checked again under the lock. No index reads the lease
+   * columns, so leasing, renewing and expiring write no index entry (HOT updates).
    */
   /**
    * Leases up to `limit` due jobs of `types`, oldest first. With `weight`, only as many as weigh
@@ -239,8 +254,8 @@ export class JobsRepository {
   /** Extends the lease; false when it is no longer this owner's (taken over or finished). */
   async renewLease(id: string, owner: string, leaseMs: number): Promise<boolean> {
     const result = await this.dataSource.query(
-      `UPDATE jobs SET leased_until = now() + ($3 || ' milliseconds')::interval
-       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      `UPDATE job_queue SET leased_until = now() + ($3 || ' milliseconds')::interval
+       WHERE job_id = $1 AND leased_by = $2 RETURNING job_id`,
       [id, owner, String(leaseMs)],
     );
     return affectedCount(result) === 1;
@@ -255,19 +270,23 @@ export class JobsRepository {
   ): Promise<boolean> {
     if (!manager) return this.dataSource.transaction((m) => this.finish(id, owner, outcome, m));
     const result = await manager.query(
-      `UPDATE jobs SET status = $3, result = $4, completed_at = $5, leased_by = NULL, leased_until = NULL
-       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      `WITH ended AS (DELETE FROM job_queue WHERE job_id = $1 AND leased_by = $2 RETURNING job_id)
+       UPDATE jobs j SET status = $3, result = $4, completed_at = $5 FROM ended WHERE j.id = ended.job_id RETURNING j.id`,
       [id, owner, outcome.status, outcome.result === null ? null : JSON.stringify(outcome.result), outcome.completedAt],
     );
     return affectedCount(result) === 1;
   }
 
-  /** Deletes internal jobs that ended before `before` (10,000 at a time, up to a million a call). */
+  /**
+   * Deletes internal jobs that ended before `before` (10,000 at a time, up to a million a call),
+   * read by creation time (jobs_internal_created_idx): a job ends after it is made, and no index
+   * may read its status or end time, which its run changes.
+   */
   async purgeFinishedInternal(before: Date): Promise<void> {
     for (let round = 0; round < 100; round++) {
       const result = await this.dataSource.query(
         `DELETE FROM jobs WHERE id IN (
-           SELECT id FROM jobs WHERE kind = 'internal' AND status NOT IN ('pending', 'in_progress') AND completed_at < $1 LIMIT 10000)`,
+           SELECT id FROM jobs WHERE kind = 'internal' AND created_at < $1 AND status NOT IN ('pending', 'in_progress') AND completed_at < $1 LIMIT 10000)`,
         [before],
       );
       if (affectedCount(result) < 10_000) return;
@@ -276,15 +295,15 @@ export class JobsRepository {
 
   /** Extends the leases this owner still holds; answers the ids held. */
   async renewLeases(ids: readonly string[], owner: string, leaseMs: number): Promise<string[]> {
-    const rows = returnedRows<{ id: string }>(
+    const rows = returnedRows<{ job_id: string }>(
       await this.dataSource.query(
-        `UPDATE jobs j SET leased_until = now() + ($3 || ' milliseconds')::interval
+        `UPDATE job_queue q SET leased_until = now() + ($3 || ' milliseconds')::interval
          FROM unnest($1::uuid[]) AS k(id)
-         WHERE j.id = k.id AND j.leased_by = $2 AND j.status = 'in_progress' RETURNING j.id`,
+         WHERE q.job_id = k.id AND q.leased_by = $2 RETURNING q.job_id`,
         [ids, owner, String(leaseMs)],
       ),
     );
-    return rows.map((r) => r.id);
+    return rows.map((r) => r.job_id);
   }
 
   /** Final statuses of many jobs in one statement, for those whose lease is still this owner's; answers those. */
@@ -297,9 +316,11 @@ export class JobsRepository {
     if (outcomes.length === 0) return [];
     const rows = returnedRows<{ id: string }>(
       await manager.query(
-        `UPDATE jobs j SET status = u.status, result = u.result, completed_at = $2, leased_by = NULL, leased_until = NULL
-         FROM ${FINAL_STATUSES.from(3)}
-         WHERE j.id = u.id AND j.leased_by = $1 AND j.status = 'in_progress' RETURNING j.id`,
+        `WITH ended AS (
+           DELETE FROM job_queue q USING ${FINAL_STATUSES.from(3)}
+           WHERE q.job_id = u.id AND q.leased_by = $1 RETURNING q.job_id, u.status, u.result)
+         UPDATE jobs j SET status = e.status, result = e.result, completed_at = $2
+         FROM ended e WHERE j.id = e.job_id RETURNING j.id`,
         [owner, completedAt, ...FINAL_STATUSES.values(outcomes.map((o) => ({ id: o.id, status: o.status, result: o.result })))],
       ),
     );
@@ -314,10 +335,13 @@ export class JobsRepository {
   async deferMany(owner: string, deferrals: readonly Deferral[]): Promise<number> {
     if (deferrals.length === 0) return 0;
     const updated = await this.dataSource.query(
-      `UPDATE jobs j SET status = 'pending', attempts = greatest(j.attempts - 1, 0), leased_by = NULL, leased_until = NULL,
-         scheduled_at = CASE WHEN date_trunc('milliseconds', j.scheduled_at) <> u.leased_due_at THEN least(j.scheduled_at, u.scheduled_at) ELSE u.scheduled_at END
-       FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, scheduled_at, leased_due_at)
-       WHERE j.id = u.id AND j.leased_by = $4 AND j.status = 'in_progress' RETURNING j.id`,
+      `WITH waiting AS (
+         UPDATE job_queue q SET leased_by = NULL, leased_until = NULL,
+           scheduled_at = CASE WHEN date_trunc('milliseconds', q.scheduled_at) <> u.leased_due_at THEN least(q.scheduled_at, u.scheduled_at) ELSE u.scheduled_at END
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, scheduled_at, leased_due_at)
+         WHERE q.job_id = u.id AND q.leased_by = $4 RETURNING q.job_id, q.scheduled_at)
+       UPDATE jobs j SET status = 'pending', attempts = greatest(j.attempts - 1, 0), scheduled_at = w.scheduled_at
+       FROM waiting w WHERE j.id = w.job_id RETURNING j.id`,
       [deferrals.map((d) => d.id), deferrals.map((d) => d.scheduledAt), deferrals.map((d) => d.leasedDueAt), owner],
     );
     return affectedCount(updated);
@@ -326,8 +350,9 @@ export class JobsRepository {
   /** Puts the job back in the queue to run at `scheduledAt` (a retry), keeping why it failed. */
   async reschedule(id: string, owner: string, scheduledAt: Date, result: Record<string, unknown>): Promise<boolean> {
     const updated = await this.dataSource.query(
-      `UPDATE jobs SET status = 'pending', scheduled_at = $3, result = $4, leased_by = NULL, leased_until = NULL
-       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      `WITH waiting AS (
+         UPDATE job_queue SET leased_by = NULL, leased_until = NULL, scheduled_at = $3 WHERE job_id = $1 AND leased_by = $2 RETURNING job_id)
+       UPDATE jobs j SET status = 'pending', scheduled_at = $3, result = $4 FROM waiting w WHERE j.id = w.job_id RETURNING j.id`,
       [id, owner, scheduledAt, JSON.stringify(result)],
     );
     return affectedCount(updated) === 1;
@@ -345,8 +370,8 @@ export class JobsRepository {
   async expireLeasesOf(holders: readonly string[], manager: EntityManager): Promise<number> {
     if (holders.length === 0) return 0;
     const result = await manager.query(
-      `UPDATE jobs SET leased_until = 'epoch'
-       WHERE leased_by = ANY($1::text[]) AND status = 'in_progress' AND leased_until > 'epoch' RETURNING id`,
+      `UPDATE job_queue SET leased_until = 'epoch'
+       WHERE leased_by = ANY($1::text[]) AND leased_until > 'epoch' RETURNING job_id`,
       [holders],
     );
     return affectedCount(result);
@@ -355,8 +380,8 @@ export class JobsRepository {
   /** Gives an unfinished job back (shutdown): due again at once, and this run is not counted. */
   async release(id: string, owner: string): Promise<boolean> {
     const updated = await this.dataSource.query(
-      `UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), leased_by = NULL, leased_until = NULL
-       WHERE id = $1 AND leased_by = $2 AND status = 'in_progress' RETURNING id`,
+      `WITH released AS (UPDATE job_queue SET leased_by = NULL, leased_until = NULL WHERE job_id = $1 AND leased_by = $2 RETURNING job_id)
+       UPDATE jobs j SET status = 'pending', attempts = greatest(j.attempts - 1, 0) FROM released r WHERE j.id = r.job_id RETURNING j.id`,
       [id, owner],
     );
     return affectedCount(updated) === 1;

@@ -5,7 +5,7 @@ import { DATA_SYNC_ALL, Job } from '../../domain/jobs/job';
 import { JobRetried } from '../../domain/jobs/job-events';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError } from '../../domain/shared/domain-error';
-import { affectedCount } from '../../infrastructure/database/query-result';
+import { returnedRows } from '../../infrastructure/database/query-result';
 import { JobsRepository } from '../jobs/jobs.repository';
 
 /**
@@ -61,13 +61,16 @@ export class RequeueJobRetrier implements JobRetrier {
         });
       }
     }
+    // Queued again (JobQueue1798300000000): a job in error has no queue row.
     const result = await manager.query(
-      `UPDATE jobs SET status = 'pending', attempts = 0, scheduled_at = $2, result = NULL, started_at = NULL, completed_at = NULL,
-         leased_by = NULL, leased_until = NULL
-       WHERE id = $1 AND status = 'error' RETURNING id`,
+      `WITH reopened AS (
+         UPDATE jobs SET status = 'pending', attempts = 0, scheduled_at = $2, result = NULL, started_at = NULL, completed_at = NULL
+         WHERE id = $1 AND status = 'error' RETURNING id, type, connection_id, after_job_id, scheduled_at, seq, weight)
+       INSERT INTO job_queue (job_id, type, connection_id, after_job_id, scheduled_at, seq, weight)
+       SELECT id, type, connection_id, after_job_id, scheduled_at, seq, weight FROM reopened RETURNING job_id`,
       [job.id, this.clock.now()],
     );
-    if (affectedCount(result) !== 1) throw new Error(`job ${job.id} was not in error when retried`);
+    if (returnedRows(result).length !== 1) throw new Error(`job ${job.id} was not in error when retried`);
     await this.events.publish([new JobRetried(job.id, this.clock.now())]);
   }
 }

@@ -145,6 +145,7 @@ export class WebhookDispatcher {
       response.outcome === 'retry' ? nextWebhookAttemptAt(attemptedAt, delivery.retryFrom, delivery.attempts + 1, this.settings.retry) : undefined;
     this.results.push({
       deliveryId: delivery.id,
+      deliveryCreatedAt: delivery.createdAt,
       attemptedAt,
       statusCode: response.statusCode,
       latencyMs: response.latencyMs,

@@ -7,6 +7,11 @@ import { affectedCount, returnedRows } from '../../infrastructure/database/query
 /** A delivery leased for one attempt, with what the attempt needs to sign and send it. */
 export interface LeasedDelivery {
   id: string;
+  /**
+   * Its partition key (the table is partitioned by day on it), exact to the microsecond as ISO
+   * text: statements find the delivery by (id, createdAt).
+   */
+  createdAt: string;
   endpointId: string;
   url: string;
   sandbox: boolean;
@@ -23,6 +28,8 @@ export interface LeasedDelivery {
 /** What one attempt ended in, and where it leaves the delivery. */
 export interface AttemptResult {
   deliveryId: string;
+  /** LeasedDelivery.createdAt. */
+  deliveryCreatedAt: string;
   attemptedAt: Date;
   statusCode: number | null;
   latencyMs: number;
@@ -50,6 +57,7 @@ interface LeasedRow extends WebhookEventColumns {
   attempts: number;
   retry_from: Date;
   leased_at: Date;
+  created_at: string;
 }
 
 /**
@@ -72,6 +80,7 @@ export class WebhookQueueRepository {
     const rows: LeasedRow[] = await this.dataSource.query(`SELECT * FROM webhook_lease($1, $2, $3)`, [holder, leaseMs, limit]);
     return rows.map((r) => ({
       id: r.id,
+      createdAt: r.created_at,
       endpointId: r.endpoint_id,
       url: r.url,
       sandbox: r.sandbox,
@@ -96,9 +105,11 @@ export class WebhookQueueRepository {
       // Endpoints first, in id order, as deleting an endpoint takes its row before its deliveries:
       // locking the deliveries first would deadlock against a delete of their endpoint.
       await manager.query(
-        `SELECT 1 FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM webhook_deliveries WHERE id = ANY($1::bigint[]))
+        `SELECT 1 FROM webhook_endpoints WHERE id IN (
+           SELECT d.endpoint_id FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, created_at)
+           JOIN webhook_deliveries d ON d.id = k.id AND d.created_at = k.created_at)
          ORDER BY id FOR NO KEY UPDATE`,
-        [results.map((r) => r.deliveryId)],
+        [results.map((r) => r.deliveryId), results.map((r) => r.deliveryCreatedAt)],
       );
       return this.recordLocked(manager, holder, results, disableAfterMs);
     });
@@ -113,9 +124,9 @@ export class WebhookQueueRepository {
     const rows = returnedRows<{ id: string; disabled_reason: string | null }>(
       await manager.query(
       `WITH r AS (
-         SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-           AS r (delivery_id, attempted_at, status_code, latency_ms, excerpt, error, status, next_attempt_at)
-         WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.delivery_id)
+         SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $11::timestamptz[])
+           AS r (delivery_id, attempted_at, status_code, latency_ms, excerpt, error, status, next_attempt_at, delivery_created_at)
+         WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.delivery_id AND d.created_at = r.delivery_created_at)
        ), attempt AS (
          INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
          SELECT delivery_id, attempted_at, status_code, latency_ms, excerpt, error FROM r
@@ -124,7 +135,7 @@ export class WebhookQueueRepository {
            next_attempt_at = coalesce(r.next_attempt_at, d.next_attempt_at), leased_by = NULL, lease_until = NULL,
            last_status_code = r.status_code, last_error = r.error,
            completed_at = CASE WHEN r.status = 'pending' THEN NULL ELSE r.attempted_at END
-         FROM r WHERE d.id = r.delivery_id AND d.leased_by = $9 AND d.status = 'pending'
+         FROM r WHERE d.id = r.delivery_id AND d.created_at = r.delivery_created_at AND d.leased_by = $9 AND d.status = 'pending'
          RETURNING d.endpoint_id, r.status = 'delivered' AS ok, r.attempted_at
        ), health AS (
          SELECT endpoint_id, bool_or(ok) AS any_ok, min(attempted_at) FILTER (WHERE NOT ok) AS first_failure FROM updated GROUP BY endpoint_id
@@ -153,6 +164,7 @@ export class WebhookQueueRepository {
         results.map((r) => r.nextAttemptAt),
         holder,
         String(disableAfterMs),
+        results.map((r) => r.deliveryCreatedAt),
         ],
       ),
     );
@@ -184,18 +196,11 @@ export class WebhookQueueRepository {
   }
 
   /**
-   * Deletes finished deliveries older than the retention (their attempts go with them), then
-   * events no delivery refers to, in chunks so no statement runs long.
+   * Deletes events older than the retention that no delivery refers to any more, in chunks so no
+   * statement runs long. Deliveries and attempts are not deleted here: they are dropped a day's
+   * partition at a time (PartitionUpkeep), and their events follow on the next purge.
    */
   async purge(retentionDays: number): Promise<void> {
-    for (let round = 0; round < 100; round++) {
-      const result = await this.dataSource.query(
-        `DELETE FROM webhook_deliveries WHERE id IN (
-           SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND completed_at < now() - ($1 || ' days')::interval LIMIT 5000)`,
-        [String(retentionDays)],
-      );
-      if (affectedCount(result) < 5000) break;
-    }
     for (let round = 0; round < 100; round++) {
       const result = await this.dataSource.query(
         `DELETE FROM webhook_events WHERE id IN (

@@ -23,6 +23,7 @@ import { describeWithPostgres } from '../../setup/test-env';
 import { basic, bearer, createApplication } from '../../utils/connect';
 import { expectEventually } from '../../utils/expect-eventually';
 import { json, startTestService, TestService } from '../../utils/test-app';
+import { holdJob } from '../../utils/job-queue';
 
 const OPS = { authorization: `Basic ${Buffer.from('ops:ops-password-for-tests').toString('base64')}` };
 const FIVE_PERCENT = { employee_deduction: { type: 'percent', amount: 500 } };
@@ -363,10 +364,7 @@ describeWithPostgres('Assisted work', () => {
         { id: applyId, connectionId: connection.id, entityId: ref.entityId, kind: 'internal', type: ASSISTED_APPLY, params: { task_id: opened.task_id }, createdAt: now },
         manager,
       );
-      await manager.query(
-        `UPDATE jobs SET status = 'in_progress', leased_by = 'crashed-worker', leased_until = now() - interval '1 second', attempts = $2 WHERE id = $1`,
-        [applyId, maxAttempts],
-      );
+      await holdJob(manager, applyId, 'crashed-worker', `now() - interval '1 second'`, maxAttempts);
     });
 
     const settled = await manualJobSettled(jobId);

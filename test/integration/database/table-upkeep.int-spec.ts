@@ -46,8 +46,12 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
   };
-  const addInboxRows = (consumer: string, count: number) =>
-    dataSource.query(`INSERT INTO inbox_messages (consumer, scope, message_id, topic) SELECT $1, '', 'm' || n, 't' FROM generate_series(1, $2) AS n`, [consumer, count]);
+  // A queue table with the queue thresholds of 1796300000000 (the inbox, partitioned by day since 1798400000000, is vacuumed partition by partition).
+  const addQueueRows = (consumer: string, count: number) =>
+    dataSource.query(
+      `INSERT INTO dead_letters (id, consumer, topic, payload, reason) SELECT gen_random_uuid(), $1, 't', '{}', 'r' FROM generate_series(1, $2) AS n`,
+      [consumer, count],
+    );
 
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
@@ -66,31 +70,31 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
   it('vacuums a queue table past its dead-row threshold, and leaves it alone once done', async () => {
     const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on' }), metrics);
     const consumer = `upkeep-${randomUUID()}`;
-    await addInboxRows(consumer, 3_000);
-    await dataSource.query(`DELETE FROM inbox_messages WHERE consumer = $1`, [consumer]);
-    const before = await statsOf('inbox_messages');
+    await addQueueRows(consumer, 3_000);
+    await dataSource.query(`DELETE FROM dead_letters WHERE consumer = $1`, [consumer]);
+    const before = await statsOf('dead_letters');
 
-    expect(await roundsUntil(upkeep, 'inbox_messages')).toBe('vacuum');
+    expect(await roundsUntil(upkeep, 'dead_letters')).toBe('vacuum');
 
-    const after = await statsOf('inbox_messages');
+    const after = await statsOf('dead_letters');
     expect(after.vacuums).toBe(before.vacuums + 1);
     expect(after.analyzes).toBe(before.analyzes + 1);
     expect(after.dead).toBe(0);
-    expect(await upkept('inbox_messages', 'vacuum')).toBe(1);
-    expect((await upkeep.round()).map((d) => d.table)).not.toContain('inbox_messages');
+    expect(await upkept('dead_letters', 'vacuum')).toBe(1);
+    expect((await upkeep.round()).map((d) => d.table)).not.toContain('dead_letters');
   });
 
   it('analyzes a table whose rows changed since its statistics, without vacuuming it', async () => {
     const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on' }), metrics);
-    await dataSource.query(`ANALYZE inbox_messages`);
-    const before = await statsOf('inbox_messages');
-    await addInboxRows(`upkeep-${randomUUID()}`, 400);
+    await dataSource.query(`ANALYZE dead_letters`);
+    const before = await statsOf('dead_letters');
+    await addQueueRows(`upkeep-${randomUUID()}`, 400);
 
-    expect(await roundsUntil(upkeep, 'inbox_messages')).toBe('analyze');
+    expect(await roundsUntil(upkeep, 'dead_letters')).toBe('analyze');
 
-    const after = await statsOf('inbox_messages');
+    const after = await statsOf('dead_letters');
     expect(after).toMatchObject({ vacuums: before.vacuums, analyzes: before.analyzes + 1 });
-    expect(await upkept('inbox_messages', 'analyze')).toBe(1);
+    expect(await upkept('dead_letters', 'analyze')).toBe(1);
   });
 
   it("keeps every table of the schema by its own rules: the server's for a table without settings, none for one with autovacuum off", async () => {

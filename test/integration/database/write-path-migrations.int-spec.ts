@@ -5,6 +5,8 @@ import { QueueRowsWithoutForeignKeys1797500000000 } from '../../../src/infrastru
 import { OutboxPendingQueue1797600000000 } from '../../../src/infrastructure/database/migrations/1797600000000-outbox-pending-queue';
 import { JobLeaseFunction1797700000000 } from '../../../src/infrastructure/database/migrations/1797700000000-job-lease-function';
 import { JobWeights1797950000000 } from '../../../src/infrastructure/database/migrations/1797950000000-job-weights';
+import { JobQueue1798300000000 } from '../../../src/infrastructure/database/migrations/1798300000000-job-queue';
+import { DailyPartitions1798400000000 } from '../../../src/infrastructure/database/migrations/1798400000000-daily-partitions';
 import {
   DOCUMENT_COLUMNS,
   QueueDocumentsWithoutStatistics1797800000000,
@@ -102,6 +104,9 @@ describeWithPostgres('migrations of the write path', () => {
   it('1797600000000 moves what is left to publish to outbox_pending, with its attempts, and its down step marks the rest published', () =>
     withRunner(async (runner) => {
       const migration = new OutboxPendingQueue1797600000000();
+      // The outbox as this migration knew it: one plain table, not yet partitioned by day (1798400000000).
+      const partitioned = new DailyPartitions1798400000000();
+      await partitioned.down(runner);
       const insert = (key: string) =>
         runner.query(`INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload) VALUES (gen_random_uuid(), 't', $1, 7, 'T', '{}') RETURNING id`, [key]);
       await runner.query(`DELETE FROM outbox_pending`);
@@ -125,6 +130,7 @@ describeWithPostgres('migrations of the write path', () => {
           (r: { column_name: string }) => r.column_name,
         ),
       ).toEqual(['created_at', 'headers', 'id', 'lane', 'message_id', 'message_key', 'payload', 'topic', 'type']);
+      await partitioned.up(runner);
     }));
 
   const leaseFunctions = async (runner: QueryRunner) =>
@@ -135,7 +141,9 @@ describeWithPostgres('migrations of the write path', () => {
 
   it('1797700000000 leases through a function held to its generic plan, and its down step drops it', () =>
     withRunner(async (runner) => {
-      // The function as 1797700000000 made it: before 1797950000000 gave it weights.
+      // The function as 1797700000000 made it: before 1797950000000 gave it weights (and 1798300000000 a queue of its own).
+      const queue = new JobQueue1798300000000();
+      await queue.down(runner);
       const weights = new JobWeights1797950000000();
       await weights.down(runner);
       const migration = new JobLeaseFunction1797700000000();
@@ -145,11 +153,14 @@ describeWithPostgres('migrations of the write path', () => {
       await migration.up(runner);
       expect(await leaseFunctions(runner)).toEqual([[6, ['plan_cache_mode=force_generic_plan']]]);
       await weights.up(runner);
+      await queue.up(runner);
     }));
 
   it('1797950000000 gives jobs a weight (1 for jobs written before) and leases by it, held to the generic plan; its down step takes both back', async () => {
     const connection = await createConnection(dataSource);
     await withRunner(async (runner) => {
+      const queue = new JobQueue1798300000000();
+      await queue.down(runner);
       const migration = new JobWeights1797950000000();
       const weightColumn = async () =>
         (await runner.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'weight'`)).length;
@@ -163,6 +174,45 @@ describeWithPostgres('migrations of the write path', () => {
       expect([await weightColumn(), await leaseFunctions(runner)]).toEqual([1, [[8, ['plan_cache_mode=force_generic_plan']]]]);
       expect(await runner.query(`SELECT weight FROM jobs WHERE id = $1`, [before.id])).toEqual([{ weight: 1 }]);
       await expect(runner.query(`UPDATE jobs SET weight = 0 WHERE id = $1`, [before.id])).rejects.toThrow(/check constraint/);
+      await queue.up(runner);
+    });
+  });
+
+  it('1798300000000 moves open jobs\' leases to job_queue and back, and keeps one open sync per connection', async () => {
+    const connection = await createConnection(dataSource);
+    await withRunner(async (runner) => {
+      const migration = new JobQueue1798300000000();
+      await migration.down(runner);
+      const insert = (type: string, status: string, kind = 'internal') =>
+        runner.query(
+          `INSERT INTO jobs (id, connection_id, kind, type, status, created_at, scheduled_at, leased_by, leased_until)
+           VALUES (gen_random_uuid(), $1, $2, $3, $4, now(), now(), CASE WHEN $4 = 'in_progress' THEN 'w1' END, CASE WHEN $4 = 'in_progress' THEN now() END)
+           RETURNING id`,
+          [connection.id, kind, type, status],
+        );
+      const [[running], [waiting], [done], [manual]] = [
+        await insert('queue_probe', 'in_progress'),
+        await insert('data_sync_all', 'pending', 'automated'),
+        await insert('queue_probe', 'complete'),
+        await insert('queue_probe', 'pending', 'manual'),
+      ];
+      await migration.up(runner);
+      const queued = await runner.query(`SELECT job_id, leased_by FROM job_queue WHERE job_id = ANY($1::uuid[]) ORDER BY leased_by NULLS LAST`, [
+        [running.id, waiting.id, done.id, manual.id],
+      ]);
+      expect(queued).toEqual([
+        { job_id: running.id, leased_by: 'w1' },
+        { job_id: waiting.id, leased_by: null },
+      ]);
+      await expect(
+        runner.query(`INSERT INTO job_queue (job_id, type, connection_id, scheduled_at, seq, weight) VALUES (gen_random_uuid(), 'data_sync_all', $1, now(), 0, 1)`, [
+          connection.id,
+        ]),
+      ).rejects.toThrow(/jobs_one_open_sync_idx/);
+      await migration.down(runner);
+      expect(await runner.query(`SELECT leased_by FROM jobs WHERE id = $1`, [running.id])).toEqual([{ leased_by: 'w1' }]);
+      await runner.query(`DELETE FROM jobs WHERE id = ANY($1::uuid[])`, [[running.id, waiting.id, done.id, manual.id]]);
+      await migration.up(runner);
     });
   });
 

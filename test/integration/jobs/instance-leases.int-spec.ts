@@ -17,6 +17,7 @@ import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
+import { holdJob, JOB_WITH_LEASE } from '../../utils/job-queue';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { RecordingTransport, relaySettings } from '../messaging/messaging-test-kit';
 import { createConnection, workerSettings } from '../sync/sync-test-kit';
@@ -141,7 +142,7 @@ describeWithPostgres('dead-lease recovery: instances with a heartbeat (PostgreSQ
 
   const enqueue = async () => (await jobs.insert({ id: randomUUID(), connectionId, kind: 'automated', type, createdAt: clock.now() })).id;
   const jobState = async (id: string) =>
-    (await dataSource.query(`SELECT status, attempts, leased_by, leased_until, result FROM jobs WHERE id = $1`, [id]))[0] as {
+    (await dataSource.query(`SELECT j.status, j.attempts, q.leased_by, q.leased_until, j.result FROM ${JOB_WITH_LEASE} WHERE j.id = $1`, [id]))[0] as {
       status: string;
       attempts: number;
       leased_by: string | null;
@@ -158,10 +159,8 @@ describeWithPostgres('dead-lease recovery: instances with a heartbeat (PostgreSQ
       [holder, name, String(heartbeatAgoMs)],
     );
     const jobId = await enqueue();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = $2, leased_until = now() + ($3 || ' milliseconds')::interval, attempts = 1, started_at = now() WHERE id = $1`,
-      [jobId, holder, String(LONG_LEASE_MS)],
-    );
+    await holdJob(dataSource, jobId, holder, `now() + interval '${LONG_LEASE_MS} milliseconds'`, 1);
+    await dataSource.query(`UPDATE jobs SET started_at = now() WHERE id = $1`, [jobId]);
     return { holder, jobId };
   };
 
@@ -288,10 +287,7 @@ describeWithPostgres('dead-lease recovery: instances with a heartbeat (PostgreSQ
     await instance.start();
     expect(await instanceRows()).toEqual([{ id: instance.id, name: 'node-a' }]);
     const jobId = await enqueue();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = $2, leased_until = now() + interval '10 minutes', attempts = 1 WHERE id = $1`,
-      [jobId, instance.id],
-    );
+    await holdJob(dataSource, jobId, instance.id, `now() + interval '10 minutes'`, 1);
 
     await instance.stop();
     expect(await instanceRows()).toEqual([]);

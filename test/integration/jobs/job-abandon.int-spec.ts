@@ -9,6 +9,7 @@ import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
+import { holdJob, JOB_WITH_LEASE } from '../../utils/job-queue';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { createConnection, newWorker, workerSettings } from '../sync/sync-test-kit';
 import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
@@ -107,17 +108,14 @@ describeWithPostgres('job worker giving up on a job (PostgreSQL)', () => {
 
   const enqueue = () => jobs.insert({ id: randomUUID(), connectionId, kind: 'automated', type, createdAt: clock.now() });
   const state = async (id: string) =>
-    (await dataSource.query(`SELECT status, result, attempts, leased_by, xmin::text AS xmin FROM jobs WHERE id = $1`, [id]))[0];
+    (await dataSource.query(`SELECT j.status, j.result, j.attempts, q.leased_by, j.xmin::text AS xmin FROM ${JOB_WITH_LEASE} WHERE j.id = $1`, [id]))[0];
   const marks = async (jobId: string) =>
     dataSource.query(`SELECT inside, outside, xmin::text AS xmin FROM abandon_marks WHERE job_id = $1`, [jobId]);
 
   /** A job whose earlier runs all died: its last worker's lease has run out, with no attempts left. */
   const enqueueDead = async () => {
     const job = await enqueue();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = 'crashed-worker', leased_until = now() - interval '1 second', attempts = $2 WHERE id = $1`,
-      [job.id, MAX_ATTEMPTS],
-    );
+    await holdJob(dataSource, job.id, 'crashed-worker', `now() - interval '1 second'`, MAX_ATTEMPTS);
     return job;
   };
 
@@ -212,10 +210,7 @@ describeWithPostgres('job worker giving up on a job (PostgreSQL)', () => {
   it('does not call abandon while the job has attempts left', async () => {
     const handler = new NeverFinishes(type).withAbandon(async (job) => recordingOutcome(job));
     const job = await enqueue();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = 'crashed-worker', leased_until = now() - interval '1 second', attempts = $2 WHERE id = $1`,
-      [job.id, MAX_ATTEMPTS - 1],
-    );
+    await holdJob(dataSource, job.id, 'crashed-worker', `now() - interval '1 second'`, MAX_ATTEMPTS - 1);
     startHealthy(handler);
     await expectEventually(() => expect(handler.runs).toEqual([MAX_ATTEMPTS]));
     expect(handler.abandoned).toEqual([]);
@@ -270,7 +265,7 @@ describeWithPostgres('job worker giving up on a job (PostgreSQL)', () => {
   it('drops the abandon outcome when another worker took the job over meanwhile', async () => {
     let discarded = 0;
     const handler = new NeverFinishes(type).withAbandon(async (job) => {
-      await dataSource.query(`UPDATE jobs SET leased_by = 'other-worker' WHERE id = $1`, [job.id]);
+      await dataSource.query(`UPDATE job_queue SET leased_by = 'other-worker' WHERE job_id = $1`, [job.id]);
       return recordingOutcome(job, { discard: async () => void discarded++ });
     });
     const job = await enqueueDead();

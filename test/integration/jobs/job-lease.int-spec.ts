@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../../setup/test-env';
+import { endJobs, holdJob } from '../../utils/job-queue';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { createConnection } from '../sync/sync-test-kit';
 
@@ -83,12 +84,12 @@ describeWithPostgres('JobsRepository.lease', () => {
     const first = await insert({ scheduledAt: minutes(-20), weight: 4_000 });
     const second = await insert({ scheduledAt: minutes(-10), weight: 4_000 });
     const third = await insert({ scheduledAt: minutes(-5), weight: 4_000 });
-    // Another transaction holds the first (a worker leasing it right now): it is skipped, but its
-    // weight still counts, so the batch is the second alone, not the second and the third.
+    // Another transaction holds the first's queue row (a worker leasing it right now): it is
+    // skipped, but its weight still counts, so the batch is the second alone, not the second and the third.
     const runner = dataSource.createQueryRunner();
     await runner.startTransaction();
     try {
-      await runner.query(`SELECT id FROM jobs WHERE id = $1 FOR UPDATE`, [first]);
+      await runner.query(`SELECT job_id FROM job_queue WHERE job_id = $1 FOR UPDATE`, [first]);
       const leased = await jobs.lease('w1', [type], NOW, 30_000, 50, { max: 8_000, takeFirst: true });
       expect(leased.map((j) => j.id)).toEqual([second]);
     } finally {
@@ -110,7 +111,7 @@ describeWithPostgres('JobsRepository.lease', () => {
     await insert({ kind: 'manual' });
     await insert({ type: `${type}_other` });
     const done = await insert();
-    await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE id = $1`, [done]);
+    await endJobs(dataSource, 'id = $1', [done], 'complete');
     expect(await jobs.lease('w1', [type], NOW, 30_000, 10)).toEqual([]);
     expect(await jobs.lease('w1', [type], minutes(2), 30_000, 10)).toHaveLength(1);
   });
@@ -118,10 +119,13 @@ describeWithPostgres('JobsRepository.lease', () => {
   it('finds a due job behind thousands of waiting jobs of types no worker runs, and of future jobs of its own type', async () => {
     const waiting = `${type}_waiting`;
     await dataSource.query(
-      `INSERT INTO jobs (id, connection_id, kind, type, status, params, created_at, scheduled_at)
-       SELECT gen_random_uuid(), $1, 'automated', CASE WHEN g % 2 = 0 THEN $2 ELSE $3 END, 'pending', '{}', $4::timestamptz,
-              CASE WHEN g % 2 = 0 THEN $4::timestamptz ELSE $5::timestamptz END
-       FROM generate_series(1, 4000) g`,
+      `WITH inserted AS (
+         INSERT INTO jobs (id, connection_id, kind, type, status, params, created_at, scheduled_at)
+         SELECT gen_random_uuid(), $1, 'automated', CASE WHEN g % 2 = 0 THEN $2 ELSE $3 END, 'pending', '{}', $4::timestamptz,
+                CASE WHEN g % 2 = 0 THEN $4::timestamptz ELSE $5::timestamptz END
+         FROM generate_series(1, 4000) g
+         RETURNING id, type, connection_id, scheduled_at, seq, weight)
+       INSERT INTO job_queue (job_id, type, connection_id, scheduled_at, seq, weight) SELECT id, type, connection_id, scheduled_at, seq, weight FROM inserted`,
       [connectionId, waiting, type, minutes(-120), minutes(60 * 24 * 30)],
     );
     const due = await insert({ scheduledAt: minutes(-1) });
@@ -131,16 +135,11 @@ describeWithPostgres('JobsRepository.lease', () => {
   it('takes over a job whose lease ran out, never one whose lease is live', async () => {
     const expired = await insert();
     const live = await insert();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = 'dead', leased_until = now() - interval '1 second', attempts = 1 WHERE id = $1`,
-      [expired],
-    );
-    await dataSource.query(`UPDATE jobs SET status = 'in_progress', leased_by = 'alive', leased_until = now() + interval '1 minute', attempts = 1 WHERE id = $1`, [
-      live,
-    ]);
+    await holdJob(dataSource, expired, 'dead', `now() - interval '1 second'`, 1);
+    await holdJob(dataSource, live, 'alive', `now() + interval '1 minute'`, 1);
     const leased = await jobs.lease('w2', [type], NOW, 30_000, 10);
     expect(leased.map((j) => [j.id, j.attempts])).toEqual([[expired, 2]]);
-    const [row] = await dataSource.query(`SELECT leased_by FROM jobs WHERE id = $1`, [expired]);
+    const [row] = await dataSource.query(`SELECT leased_by FROM job_queue WHERE job_id = $1`, [expired]);
     expect(row.leased_by).toBe('w2');
   });
 

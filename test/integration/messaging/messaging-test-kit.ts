@@ -11,8 +11,6 @@ export const relaySettings = (overrides: Partial<OutboxRelaySettings> = {}): Out
   batchSize: 100,
   leaseMs: 30_000,
   lanesPerRound: 64,
-  retentionDays: 7,
-  inboxRetentionDays: 7,
   ...overrides,
 });
 

@@ -266,24 +266,6 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     expect(await relay.publishRound()).toBe(0);
   });
 
-  it('purges published messages past the retention window and keeps a pending one whatever its age', async () => {
-    const [oldPublished, oldPending, recentPublished] = await write([message('purge', 1), message('purge', 2), message('purge', 3)]);
-    await dataSource.query(`UPDATE outbox_messages SET created_at = now() - interval '8 days' WHERE message_id = ANY($1::uuid[])`, [[oldPublished, oldPending]]);
-    await dataSource.query(
-      `DELETE FROM outbox_pending p USING outbox_messages m WHERE p.lane = m.lane AND p.id = m.id AND m.message_id = ANY($1::uuid[])`,
-      [[oldPublished, recentPublished]],
-    );
-    // Its lane held by another relay: the pending message stays pending while the purge runs.
-    await dataSource.query(`UPDATE outbox_lanes SET leased_by = 'another relay', lease_until = now() + interval '1 hour' WHERE lane = $1`, [laneOf('purge')]);
-    newRelay(new RecordingTransport(), { retentionDays: 7 }).start();
-    await expectEventually(async () =>
-      expect((await outboxState([oldPublished, oldPending, recentPublished])).map((s) => [s.message_id, s.published])).toEqual([
-        [oldPending, false],
-        [recentPublished, true],
-      ]),
-    );
-  });
-
   it("fetches only the round's messages, not every leased lane's share of a backlog", async () => {
     // A week of published messages is kept; 1,000 pending on many lanes; a round takes 100 of them.
     await keepPublishedMessages();
@@ -300,7 +282,8 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
       // Every lookup of a message by its id, whatever node the planner makes of it.
       const lookups: number[] = [];
       const walk = (node: Record<string, unknown>) => {
-        if (node['Relation Name'] === 'outbox_messages') lookups.push(Number(node['Actual Loops']) * Number(node['Actual Rows']));
+        // The table's partitions (outbox_messages_p<day>, outbox_messages_default) are read, never the parent.
+        if (/^outbox_messages_/.test(String(node['Relation Name']))) lookups.push(Number(node['Actual Loops']) * Number(node['Actual Rows']));
         for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
       };
       walk(plan[0].Plan);
@@ -335,8 +318,8 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     await dataSource.query(
       `WITH backlog AS (
          INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload)
-         SELECT gen_random_uuid(), $1, 'backlog-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 10000) AS n RETURNING lane, id)
-       INSERT INTO outbox_pending (lane, id) SELECT lane, id FROM backlog`,
+         SELECT gen_random_uuid(), $1, 'backlog-' || n, n % 64, 'TestHappened', '{}' FROM generate_series(1, 10000) AS n RETURNING lane, id, created_at)
+       INSERT INTO outbox_pending (lane, id, created_at) SELECT lane, id, created_at FROM backlog`,
       [TOPIC],
     );
     await dataSource.query(`ANALYZE outbox_messages`);
@@ -345,6 +328,10 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     const ids = await write([1, 2, 3, 4, 5].map((seq) => message(`new-${seq}`, seq)));
     const transport = new RecordingTransport();
     const relay = newRelay(transport);
+    const withRows: string[] = [
+      'outbox_pending',
+      ...(await dataSource.query(`SELECT DISTINCT tableoid::regclass::text AS name FROM outbox_messages`)).map((r: { name: string }) => r.name),
+    ];
 
     const [sql, params] = await relayRead(async () => expect(await relay.publishRound()).toBe(5));
     expect(transport.published.map((m) => m.messageId).sort()).toEqual([...ids].sort());
@@ -359,7 +346,14 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
         const text = JSON.stringify(plan);
         // The queue is read by its key, lane by lane; each message is then fetched by its id.
         expect({ mode, queue: /"Index Name":\s*"outbox_pending_pkey"/.test(text) }).toEqual({ mode, queue: true });
-        expect(text).not.toMatch(/"Relation Name":\s*"outbox_(messages|pending)"[^}]*"Node Type":\s*"Seq Scan"|"Node Type":\s*"Seq Scan",[^}]*"Relation Name":\s*"outbox_(messages|pending)"/);
+        // No relation with rows is scanned whole (the empty partitions of the next days may be: nothing to read).
+        const scanned: string[] = [];
+        const walk = (node: Record<string, unknown>) => {
+          if (node['Node Type'] === 'Seq Scan') scanned.push(String(node['Relation Name']));
+          for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+        };
+        walk(plan[0].Plan);
+        expect({ mode, scanned: scanned.filter((name) => withRows.includes(name)) }).toEqual({ mode, scanned: [] });
       }
     } finally {
       await runner.query(`RESET plan_cache_mode`);

@@ -11,6 +11,7 @@ import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
 import { startTestService, TestResponse, TestService } from '../../utils/test-app';
 import { createConnection } from '../sync/sync-test-kit';
+import { endJobs, holdJob } from '../../utils/job-queue';
 
 const PATH = '/providers/gusto/webhooks';
 const HOUR = 3_600_000;
@@ -66,8 +67,7 @@ describeWithPostgres('Gusto webhooks intake (fake Gusto, PostgreSQL)', () => {
   const syncJobs = async (): Promise<SyncJob[]> =>
     dataSource.query(`SELECT id, connection_id, status, params, after_job_id FROM jobs WHERE type = 'data_sync_all' ORDER BY seq`);
   /** Ends every open sync, so a second act would have to queue a new one. */
-  const settleSyncs = () =>
-    dataSource.query(`UPDATE jobs SET status = 'complete', completed_at = now() WHERE type = 'data_sync_all' AND status IN ('pending', 'in_progress')`);
+  const settleSyncs = () => endJobs(dataSource, `type = 'data_sync_all' AND status IN ('pending', 'in_progress')`, [], 'complete');
   const connect = async (company: string): Promise<string> => {
     const { id } = await createConnection(dataSource, { providerId: 'gusto', sandbox: false });
     await grants.save({ connectionId: id, providerId: 'gusto', accountRef: company, accessToken: 'a', refreshToken: 'r', expiresAt: new Date(Date.now() + 2 * HOUR) });
@@ -172,7 +172,8 @@ describeWithPostgres('Gusto webhooks intake (fake Gusto, PostgreSQL)', () => {
       await signedPost(eventBody());
       expect((await syncJobs()).filter((job) => job.status === 'pending')).toHaveLength(1);
 
-      await dataSource.query(`UPDATE jobs SET status = 'in_progress' WHERE type = 'data_sync_all' AND status = 'pending'`);
+      const [{ id: syncId }] = await dataSource.query(`SELECT id FROM jobs WHERE type = 'data_sync_all' AND status = 'pending'`);
+      await holdJob(dataSource, syncId, 'a-worker', `now() + interval '1 hour'`);
       const [running] = (await syncJobs()).filter((job) => job.status === 'in_progress');
       await signedPost(eventBody());
       await signedPost(eventBody());

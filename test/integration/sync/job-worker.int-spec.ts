@@ -10,6 +10,7 @@ import { JobWorker } from '../../../src/modules/jobs/job-worker';
 import { JobsRepository } from '../../../src/modules/jobs/jobs.repository';
 import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
+import { holdJob, JOB_WITH_LEASE } from '../../utils/job-queue';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
 import { createConnection, newWorker } from './sync-test-kit';
 
@@ -69,7 +70,7 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
 
   const state = async (id: string): Promise<JobState> => {
     const [row] = await dataSource.query(
-      `SELECT id, status, attempts, leased_by, leased_until, result, scheduled_at FROM jobs WHERE id = $1`,
+      `SELECT j.id, j.status, j.attempts, q.leased_by, q.leased_until, j.result, j.scheduled_at FROM ${JOB_WITH_LEASE} WHERE j.id = $1`,
       [id],
     );
     return row;
@@ -167,14 +168,8 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
     const handler = new ScriptedHandler(type);
     const crashed = await enqueue();
     const held = await enqueue();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = 'crashed-worker', leased_until = now() - interval '1 second', attempts = 1 WHERE id = $1`,
-      [crashed.id],
-    );
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = 'live-worker', leased_until = now() + interval '1 hour', attempts = 1 WHERE id = $1`,
-      [held.id],
-    );
+    await holdJob(dataSource, crashed.id, 'crashed-worker', `now() - interval '1 second'`, 1);
+    await holdJob(dataSource, held.id, 'live-worker', `now() + interval '1 hour'`, 1);
     start(registryWith(handler));
 
     await expectEventually(async () => expect((await state(crashed.id)).status).toBe('complete'));
@@ -186,10 +181,7 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
   it('gives up on a job whose runs keep dying with their worker', async () => {
     const handler = new ScriptedHandler(type);
     const job = await enqueue();
-    await dataSource.query(
-      `UPDATE jobs SET status = 'in_progress', leased_by = 'crashed-worker', leased_until = now() - interval '1 second', attempts = 3 WHERE id = $1`,
-      [job.id],
-    );
+    await holdJob(dataSource, job.id, 'crashed-worker', `now() - interval '1 second'`, 3);
     start(registryWith(handler), { retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 10 } });
 
     await expectEventually(async () => expect((await state(job.id)).status).toBe('error'));
@@ -291,7 +283,7 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
     start(registryWith(handler));
     await running.opened;
     // Another worker took the job over (as after an expired lease).
-    await dataSource.query(`UPDATE jobs SET leased_by = 'other-worker' WHERE id = $1`, [job.id]);
+    await dataSource.query(`UPDATE job_queue SET leased_by = 'other-worker' WHERE job_id = $1`, [job.id]);
     release.open();
 
     await expectEventually(() => expect(discarded).toBe(true));

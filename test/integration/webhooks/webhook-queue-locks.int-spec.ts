@@ -27,7 +27,7 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
   afterAll(() => service?.close());
 
   /** An endpoint with one delivery leased by `holder` (for long: the dispatcher leaves it be). */
-  async function leasedDelivery(holder: string): Promise<{ endpointId: string; deliveryId: string }> {
+  async function leasedDelivery(holder: string): Promise<{ endpointId: string; deliveryId: string; deliveryCreatedAt: string }> {
     const app = await createApplication(service);
     const endpointId = randomUUID();
     const eventId = randomUUID();
@@ -43,10 +43,11 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
     );
     const [delivery] = await db.query(
       `INSERT INTO webhook_deliveries (endpoint_id, event_id, connection_id, leased_by, lease_until)
-       VALUES ($1, $2, gen_random_uuid(), $3, now() + interval '1 hour') RETURNING id`,
+       VALUES ($1, $2, gen_random_uuid(), $3, now() + interval '1 hour')
+       RETURNING id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at`,
       [endpointId, eventId, holder],
     );
-    return { endpointId, deliveryId: String(delivery.id) };
+    return { endpointId, deliveryId: String(delivery.id), deliveryCreatedAt: delivery.created_at as string };
   }
 
   const waitingOnLocks = async (): Promise<number> => {
@@ -58,7 +59,7 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
 
   it('an attempt recorded while its endpoint is being deleted waits for the delete, and records nothing', async () => {
     const holder = `instance-${randomUUID()}`;
-    const { endpointId, deliveryId } = await leasedDelivery(holder);
+    const { endpointId, deliveryId, deliveryCreatedAt } = await leasedDelivery(holder);
     let deleteNow!: () => void;
     const told = new Promise<void>((resolve) => (deleteNow = resolve));
     // The delete as the API runs it: the endpoint's row first, then the row and its deliveries.
@@ -70,7 +71,7 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
     await expectEventually(async () => expect(await endpointLocked(endpointId)).toBe(true));
     const recording = queue.record(
       holder,
-      [{ deliveryId, attemptedAt: new Date(), statusCode: 500, latencyMs: 3, excerpt: '', error: null, status: 'pending', nextAttemptAt: new Date() }],
+      [{ deliveryId, deliveryCreatedAt, attemptedAt: new Date(), statusCode: 500, latencyMs: 3, excerpt: '', error: null, status: 'pending', nextAttemptAt: new Date() }],
       60_000,
     );
     await expectEventually(async () => expect(await waitingOnLocks()).toBeGreaterThan(0));
@@ -84,11 +85,11 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
 
   it('records an attempt, its delivery and its endpoint’s health when nothing is deleted', async () => {
     const holder = `instance-${randomUUID()}`;
-    const { endpointId, deliveryId } = await leasedDelivery(holder);
+    const { endpointId, deliveryId, deliveryCreatedAt } = await leasedDelivery(holder);
     const attemptedAt = new Date();
     await queue.record(
       holder,
-      [{ deliveryId, attemptedAt, statusCode: 503, latencyMs: 7, excerpt: 'busy', error: null, status: 'pending', nextAttemptAt: new Date(Date.now() + 60_000) }],
+      [{ deliveryId, deliveryCreatedAt, attemptedAt, statusCode: 503, latencyMs: 7, excerpt: 'busy', error: null, status: 'pending', nextAttemptAt: new Date(Date.now() + 60_000) }],
       60_000,
     );
     const [delivery] = await db.query(`SELECT attempts, leased_by, last_status_code FROM webhook_deliveries WHERE id = $1`, [deliveryId]);

@@ -15,7 +15,19 @@ export class JobWeights1797950000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE jobs ADD COLUMN weight integer NOT NULL DEFAULT 1 CHECK (weight >= 1)`);
     await q.query(`DROP FUNCTION lease_jobs(text, integer, timestamptz, text[], integer, integer)`);
-    await q.query(`
+    await q.query(LEASE_JOBS_BY_WEIGHT);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION lease_jobs(text, integer, timestamptz, text[], integer, integer, bigint, boolean)`);
+    await q.query(`ALTER TABLE jobs DROP COLUMN weight`);
+    // The function as it was, leasing by count alone.
+    await new JobLeaseFunction1797700000000().up(q);
+  }
+}
+
+/** The lease by weight on the columns of `jobs` (JobQueue1798300000000 moved it to `job_queue`; its down puts this back). */
+export const LEASE_JOBS_BY_WEIGHT = `
       CREATE FUNCTION lease_jobs(lease_owner text, lease_ms integer, due_by timestamptz, job_types text[], max_jobs integer, candidates integer, max_weight bigint, take_first boolean)
       RETURNS SETOF jobs LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
       BEGIN
@@ -53,13 +65,4 @@ export class JobWeights1797950000000 implements MigrationInterface {
           LIMIT max_jobs
           FOR UPDATE SKIP LOCKED)
         RETURNING jobs.*;
-      END $$`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP FUNCTION lease_jobs(text, integer, timestamptz, text[], integer, integer, bigint, boolean)`);
-    await q.query(`ALTER TABLE jobs DROP COLUMN weight`);
-    // The function as it was, leasing by count alone.
-    await new JobLeaseFunction1797700000000().up(q);
-  }
-}
+      END $$`;

@@ -134,11 +134,14 @@ const GROUPS = new ColumnSet<ReturnType<typeof groupRecord>>({
  * marked, its due time moved to a millisecond before now or before what it was (so it differs
  * from the time it was leased at), and a run that decided to wait before the wake committed then
  * puts its job back due at once (JobsRepository.deferMany) instead of asleep with nothing left
- * to wake it.
+ * to wake it. The due time is the queue row's (`q`, leased when `leased_by` is set), copied to
+ * the job's row after, queue row first as every writer of both does (JobQueue1798300000000).
  */
 const WAKE_JOB = {
-  set: `scheduled_at = CASE WHEN j.status = 'in_progress' THEN least(j.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END`,
-  asleepOrWorked: `((j.status = 'pending' AND j.scheduled_at > $2) OR j.status = 'in_progress')`,
+  set: `scheduled_at = CASE WHEN q.leased_by IS NOT NULL THEN least(q.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END`,
+  asleepOrWorked: `((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)`,
+  /** Copies the woken queue rows' due times (the CTE `woken`) to their jobs. */
+  copy: `UPDATE jobs j SET scheduled_at = w.scheduled_at FROM woken w WHERE j.id = w.job_id`,
 };
 
 const groupRecord = (g: EnrollmentGroup) => ({
@@ -348,7 +351,8 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
             `SELECT i.group_id, i.individual_id, i.benefit_id, i.position, i.configuration, i.status, i.code, i.message, i.cancels,
                     g.job_id, g.operation, to_char(g.effective_date, 'YYYY-MM-DD') AS effective_date, g.job_seq
              FROM unnest($1::uuid[], $2::uuid[]) AS k(benefit_id, individual_id)
-               JOIN enrollment_items i ON i.benefit_id = k.benefit_id AND i.individual_id = k.individual_id AND i.status = 'waiting'
+               JOIN waiting_enrollment_items w ON w.benefit_id = k.benefit_id AND w.individual_id = k.individual_id
+               JOIN enrollment_items i ON i.group_id = w.group_id AND i.individual_id = w.individual_id AND i.status = 'waiting'
                JOIN enrollment_groups g ON g.id = i.group_id`,
             [benefitIds, individualIds],
           );
@@ -477,6 +481,8 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
           params: paramsOf(j.job, j.groups),
           created_at: j.createdAt,
           scheduled_at: j.createdAt,
+          // Its groups move its status (updateJobs): no worker leases it.
+          queued: false,
         })),
       ),
     );
@@ -493,10 +499,15 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
 
   private async insertChanges(changes: readonly EnrollmentChange[]): Promise<void> {
     if (changes.length === 0) return;
+    // The waiting ones are listed apart too (EnrollmentItemsUpdatedInPlace1798320000000).
     await this.db.query(
-      `INSERT INTO enrollment_items (group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)
-       SELECT u.group_id, u.individual_id, u.benefit_id, u.position, u.configuration, u.status, u.code, u.message, u.cancels
-       FROM ${NEW_ITEMS.from(1)}`,
+      `WITH inserted AS (
+         INSERT INTO enrollment_items (group_id, individual_id, benefit_id, position, configuration, status, code, message, cancels)
+         SELECT u.group_id, u.individual_id, u.benefit_id, u.position, u.configuration, u.status, u.code, u.message, u.cancels
+         FROM ${NEW_ITEMS.from(1)}
+         RETURNING benefit_id, individual_id, group_id, status)
+       INSERT INTO waiting_enrollment_items (benefit_id, individual_id, group_id)
+       SELECT benefit_id, individual_id, group_id FROM inserted WHERE status = 'waiting'`,
       NEW_ITEMS.values(
         changes.map((c) => ({
           group_id: c.groupId,
@@ -515,10 +526,15 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
 
   private async updateChanges(changes: readonly EnrollmentChange[]): Promise<void> {
     if (changes.length === 0) return;
+    // A change that stops waiting leaves the list of waiting ones; its row is updated in place.
     await this.db.query(
-      `UPDATE enrollment_items i SET status = u.status, code = u.code, message = u.message
-       FROM ${ITEM_RESULTS.from(1)}
-       WHERE i.group_id = u.group_id AND i.individual_id = u.individual_id`,
+      `WITH updated AS (
+         UPDATE enrollment_items i SET status = u.status, code = u.code, message = u.message
+         FROM ${ITEM_RESULTS.from(1)}
+         WHERE i.group_id = u.group_id AND i.individual_id = u.individual_id
+         RETURNING i.benefit_id, i.individual_id, i.group_id, i.status)
+       DELETE FROM waiting_enrollment_items w USING updated d
+       WHERE d.status <> 'waiting' AND w.benefit_id = d.benefit_id AND w.individual_id = d.individual_id AND w.group_id = d.group_id`,
       ITEM_RESULTS.values(
         changes.map((c) => ({
           group_id: c.groupId,
@@ -546,9 +562,12 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   private async callOff(groupIds: readonly string[], now: Date): Promise<void> {
     if (groupIds.length === 0) return;
     await this.db.query(
-      `UPDATE jobs j SET status = 'complete', completed_at = $2, result = jsonb_build_object('group_id', j.params->>'group_id', 'superseded', true)
-       FROM unnest($1::text[]) AS k(group_id)
-       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = k.group_id AND j.status = 'pending'`,
+      `WITH ended AS (
+         DELETE FROM job_queue q USING jobs g, unnest($1::text[]) AS k(group_id)
+         WHERE g.type = '${ENROLLMENT_GROUP_JOB}' AND g.params->>'group_id' = k.group_id AND q.job_id = g.id AND q.leased_by IS NULL
+         RETURNING q.job_id)
+       UPDATE jobs j SET status = 'complete', completed_at = $2, result = jsonb_build_object('group_id', j.params->>'group_id', 'superseded', true)
+       FROM ended e WHERE j.id = e.job_id`,
       [groupIds, now],
     );
   }
@@ -561,22 +580,25 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   private async wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
     if (processedGroups.length === 0) return;
     await this.db.query(
-      `UPDATE jobs j SET ${WAKE_JOB.set}
-       FROM enrollment_groups g
-       WHERE j.type = '${ENROLLMENT_GROUP_JOB}' AND ${WAKE_JOB.asleepOrWorked}
+      `WITH woken AS (
+       UPDATE job_queue q SET ${WAKE_JOB.set}
+       FROM enrollment_groups g, jobs j
+       WHERE q.job_id = j.id AND j.type = '${ENROLLMENT_GROUP_JOB}' AND ${WAKE_JOB.asleepOrWorked}
          AND j.params->>'group_id' = g.id::text
          AND g.state = 'waiting' AND g.effective_date <= $3::date
          AND g.id IN (SELECT w.group_id FROM unnest($1::uuid[]) AS k(group_id)
                       JOIN enrollment_items p ON p.group_id = k.group_id
-                      JOIN enrollment_items w ON w.benefit_id = p.benefit_id AND w.individual_id = p.individual_id AND w.status = 'waiting')
+                      JOIN waiting_enrollment_items w ON w.benefit_id = p.benefit_id AND w.individual_id = p.individual_id)
          -- Only a group now first in line for all its individuals (the ledger's orderCheck): one
          -- further back would be put back to wait again, and a long line woken whole at each step
          -- costs a lease and a claim per waiting group per step.
          AND NOT EXISTS (SELECT 1 FROM enrollment_items own
-                         JOIN enrollment_items e ON e.benefit_id = own.benefit_id AND e.individual_id = own.individual_id AND e.status = 'waiting' AND e.group_id <> g.id
+                         JOIN waiting_enrollment_items e ON e.benefit_id = own.benefit_id AND e.individual_id = own.individual_id AND e.group_id <> g.id
                          JOIN enrollment_groups eg ON eg.id = e.group_id
                          WHERE own.group_id = g.id AND own.status = 'waiting' AND eg.effective_date <= g.effective_date
-                           AND (eg.job_seq < g.job_seq OR (eg.job_id = g.job_id AND eg.effective_date < g.effective_date)))`,
+                           AND (eg.job_seq < g.job_seq OR (eg.job_id = g.job_id AND eg.effective_date < g.effective_date)))
+       RETURNING q.job_id, q.scheduled_at)
+       ${WAKE_JOB.copy}`,
       [processedGroups, now, now.toISOString().slice(0, 10)],
     );
   }
@@ -585,15 +607,19 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
     if (benefitIds.length === 0) return;
     const now = this.clock.now();
     await this.db.query(
-      `UPDATE jobs j SET ${WAKE_JOB.set}
+      `WITH woken AS (
+       UPDATE job_queue q SET ${WAKE_JOB.set}
        FROM unnest($1::uuid[]) AS k(benefit_id)
        JOIN enrollment_groups g ON g.benefit_id = k.benefit_id
-       WHERE ${WAKE_JOB.asleepOrWorked}
+       CROSS JOIN jobs j
+       WHERE q.job_id = j.id AND ${WAKE_JOB.asleepOrWorked}
          AND (
            -- The group's own work job, once its date has come.
            (j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = g.id::text AND g.state = 'waiting' AND g.effective_date <= $3::date)
            -- On an Assisted provider, the job applying the group's completed ops task (AssistedApplyHandler).
-           OR (j.type = 'assisted_apply' AND j.params->>'task_id' IN (SELECT t.id::text FROM ops_tasks t WHERE t.group_id = g.id)))`,
+           OR (j.type = 'assisted_apply' AND j.params->>'task_id' IN (SELECT t.id::text FROM ops_tasks t WHERE t.group_id = g.id)))
+       RETURNING q.job_id, q.scheduled_at)
+       ${WAKE_JOB.copy}`,
       [benefitIds, now, now.toISOString().slice(0, 10)],
     );
   }

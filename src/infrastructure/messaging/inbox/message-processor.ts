@@ -236,11 +236,11 @@ export class MessageProcessor {
   /** Claims many inbox keys for the consumer in one statement; answers those it claimed (keyText; the rest were there). */
   private async claimMany(manager: EntityManager, handler: MessageHandler, keys: InboxKey[], topic: string): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
+    // inbox_claim (migration 1798400000000): the inbox is partitioned by day, so no unique key
+    // spans the days; the function serialises claims of a key and looks in every partition.
     const rows: InboxKey[] = await manager.query(
-      `INSERT INTO inbox_messages (consumer, scope, message_id, topic)
-       SELECT $1, k.scope, k.message_id, $4 FROM unnest($2::text[], $3::text[]) AS k(scope, message_id)
-       ON CONFLICT DO NOTHING RETURNING scope, message_id AS id`,
-      [handler.consumer, keys.map((k) => k.scope), keys.map((k) => k.id), topic],
+      `SELECT claimed_scope AS scope, claimed_id AS id FROM inbox_claim($1, $2, $3::text[], $4::text[])`,
+      [handler.consumer, topic, keys.map((k) => k.scope), keys.map((k) => k.id)],
     );
     return new Set(rows.map(keyText));
   }
@@ -323,11 +323,12 @@ export class MessageProcessor {
 
   /** Records the inbox key for this consumer; false when it was already there. */
   private async claim(manager: EntityManager, handler: MessageHandler, key: InboxKey, topic: string): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO inbox_messages (consumer, scope, message_id, topic) VALUES ($1, $2, $3, $4)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [handler.consumer, key.scope, key.id, topic],
-    );
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM inbox_claim($1, $2, ARRAY[$3::text], ARRAY[$4::text])`, [
+      handler.consumer,
+      topic,
+      key.scope,
+      key.id,
+    ]);
     return rows.length > 0;
   }
 

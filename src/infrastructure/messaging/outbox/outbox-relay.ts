@@ -15,10 +15,6 @@ export interface OutboxRelaySettings {
   leaseMs: number;
   /** Lanes one relay leases per round; the rest stay free for other instances. */
   lanesPerRound: number;
-  /** Published messages written longer ago than this are purged. */
-  retentionDays: number;
-  /** Inbox rows (consumed message ids) older than this are purged: the dedupe window. */
-  inboxRetentionDays: number;
 }
 
 export const OUTBOX_RELAY_SETTINGS = Symbol('OutboxRelaySettings');
@@ -52,7 +48,7 @@ export class OutboxRelay {
   /** The holder id its lanes record: this instance's, so they are freed at once if it dies. */
   readonly owner: string;
   private readonly loop: PollingLoop;
-  private lastPurge = 0;
+  private lastSample = 0;
   private lastRound = 0;
 
   constructor(
@@ -99,7 +95,7 @@ export class OutboxRelay {
     if (since < LINGER_MS) await new Promise((resolve) => setTimeout(resolve, LINGER_MS - since));
     this.lastRound = Date.now();
     const { published, full } = await this.publishLanes();
-    await this.purgeIfDue();
+    await this.samplePendingIfDue();
     // A round short of its limits left nothing behind: the next rows nudge the signal.
     return published > 0 && full ? 'more' : 'wait';
   }
@@ -134,10 +130,10 @@ export class OutboxRelay {
          LEFT JOIN LATERAL (
            SELECT q.id, q.lane, o.message_id, o.topic, o.message_key, o.type, o.payload::text AS value, o.headers
            FROM (
-             SELECT p.id, k.lane FROM unnest(l.lanes) AS k(lane)
-               CROSS JOIN LATERAL (SELECT p.id FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
+             SELECT p.id, p.created_at, k.lane FROM unnest(l.lanes) AS k(lane)
+               CROSS JOIN LATERAL (SELECT p.id, p.created_at FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
              ORDER BY p.id LIMIT $4) AS q
-             LEFT JOIN outbox_messages o ON o.id = q.id
+             LEFT JOIN outbox_messages o ON o.id = q.id AND o.created_at = q.created_at
            ORDER BY q.id) AS m ON true`,
       [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
     );
@@ -189,26 +185,11 @@ export class OutboxRelay {
     return row.n;
   }
 
-  private async purgeIfDue(): Promise<void> {
+  /** Samples the pending count for its gauge now and then. History is dropped by day (PartitionUpkeep), not here. */
+  private async samplePendingIfDue(): Promise<void> {
     const now = Date.now();
-    if (now - this.lastPurge < 10 * 60_000) return;
-    this.lastPurge = now;
+    if (now - this.lastSample < 10 * 60_000) return;
+    this.lastSample = now;
     await this.pendingCount();
-    // Kept by age; a message still pending stays whatever its age.
-    await this.purge(`DELETE FROM outbox_messages WHERE id IN (
-       SELECT m.id FROM outbox_messages m
-       WHERE m.created_at < now() - ($1 || ' days')::interval AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.id)
-       LIMIT 10000)`, this.settings.retentionDays);
-    // The inbox is the relay's upkeep too: the messaging side of the service runs it.
-    await this.purge(`DELETE FROM inbox_messages WHERE (consumer, scope, message_id) IN (
-       SELECT consumer, scope, message_id FROM inbox_messages WHERE received_at < now() - ($1 || ' days')::interval LIMIT 10000)`, this.settings.inboxRetentionDays);
-  }
-
-  /** Deletes in chunks of 10,000 rows, so a long backlog never holds one long transaction. */
-  private async purge(sql: string, days: number): Promise<void> {
-    for (let round = 0; round < 100; round++) {
-      const result = await this.dataSource.query(sql, [String(days)]);
-      if (affectedCount(result) < 10_000) return;
-    }
   }
 }

@@ -28,14 +28,15 @@ export class OutboxWriter {
       const headers = { ...m.headers, [HEADER.messageId]: id, [HEADER.messageType]: m.type };
       return { message_id: id, topic: m.topic, message_key: m.key, lane: laneOf(m.key), type: m.type, payload: m.payload, headers };
     });
-    // Each message is queued for the relay in outbox_pending by the same statement.
+    // Each message is queued for the relay in outbox_pending by the same statement, with its
+    // time: the relay then reads it from its day's partition only.
     await manager.query(
       `WITH written AS (
          INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload, headers)
          SELECT u.message_id, u.topic, u.message_key, u.lane, u.type, u.payload, u.headers
          FROM json_to_recordset($1::json) AS u(message_id uuid, topic text, message_key text, lane smallint, type text, payload json, headers json)
-         RETURNING lane, id)
-       INSERT INTO outbox_pending (lane, id) SELECT lane, id FROM written`,
+         RETURNING lane, id, created_at)
+       INSERT INTO outbox_pending (lane, id, created_at) SELECT lane, id, created_at FROM written`,
       [JSON.stringify(rows)],
     );
     // Wakes the relay early; harmless if the transaction later rolls back.
