@@ -912,8 +912,11 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
 
     // A service just started runs its first batches cold (JIT, prepared statements, pools): a
     // short stream first, not measured, so the figures are those of a running service.
-    console.log(`warm-up: ${warmUpEvents} events, not measured ...`);
-    await throughputRun(scope, database.db, service, employers, warmUpEvents, { seed: 2025 });
+    // --warm-up-events=0: the first round is the service's first events (a cold start).
+    if (warmUpEvents > 0) {
+      console.log(`warm-up: ${warmUpEvents} events, not measured ...`);
+      await throughputRun(scope, database.db, service, employers, warmUpEvents, { seed: 2025 });
+    }
     // The service and the raw pipeline take turns, round by round: on a shared machine whose
     // speed drifts from one minute to the next, each side's median then comes from the same minutes.
     const services: ThroughputRun[] = [];
