@@ -42,7 +42,9 @@ describeWithPostgres('readiness: the database’s answer, not the pool’s queue
     const name = service.database.name;
     await withAdminClient(testEnv.databaseUrl!, async (c) => {
       await c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-      await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'benefits-readiness'`, [name]);
+      // Every session of the instance: behind a pooler the probe's queries go out on whichever
+      // server connection is open, so the database refuses the instance only once none is left.
+      await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
     });
     await expectEventually(async () => expect((await service.request('/health/ready')).status).toBe(503));
     const down = await service.request('/health/ready');
