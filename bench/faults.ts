@@ -524,7 +524,7 @@ async function clusterStream(ctx: Context, label: string, seed: number, instance
 async function auditTopics(ctx: Context, deployment: Deployment, produced: Outgoing[], failures: string[]): Promise<void> {
   const published: { id: string; topic: string }[] = await deployment.db.query(
     `SELECT m.message_id::text AS id, m.topic FROM outbox_messages m
-     WHERE NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.id)`,
+     WHERE NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.batch_id)`,
   );
   const topics = [...new Set([HRIS_TOPIC, ...published.map((p) => p.topic)])];
   const logged = await readTopics(deployment.scope.kafka, topics.map((t) => deployment.scope.physical(t)));

@@ -199,7 +199,7 @@ describeWithKafka('on the three-broker Kafka cluster', () => {
 
       const published: { id: string }[] = await dataSource.query(
         `SELECT m.message_id::text AS id FROM outbox_messages m
-         WHERE m.topic = $1 AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.id)`,
+         WHERE m.topic = $1 AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.lane = m.lane AND p.id = m.batch_id)`,
         [TOPICS.benefitsEvents],
       );
       const logged = await readTopics(kafka, [topic]);

@@ -150,7 +150,7 @@ describeWithPostgres('HRIS events from data syncs', () => {
     await syncNow(employer.token);
     expect((await hrisEventsOf(employer.connectionId)).map((m) => m.message_id)).toEqual(published.map((m) => m.message_id));
     // ... and once they are gone from it (published and cleaned up), the same ids are written again.
-    await db().query(`DELETE FROM outbox_messages WHERE payload->>'connection_id' = $1`, [employer.connectionId]);
+    await db().query(`DELETE FROM outbox_batches WHERE topic = 'hris.events' AND $1 = ALL(message_keys)`, [employer.connectionId]);
     await rewindSync(employer.entityId, baseline);
     await syncNow(employer.token);
     const again = await hrisEventsOf(employer.connectionId);

@@ -37,6 +37,8 @@ import { IdempotencySecretAnswers1797930000000 } from './migrations/179793000000
 import { IdempotencyAllowances1797940000000 } from './migrations/1797940000000-idempotency-allowances';
 import { SandboxPayRunAdjustments1798100000000 } from './migrations/1798100000000-sandbox-pay-run-adjustments';
 import { DailyPartitions1798400000000 } from './migrations/1798400000000-daily-partitions';
+import { OutboxBatches1798500000000 } from './migrations/1798500000000-outbox-batches';
+import { OneSagaEventIndex1798510000000 } from './migrations/1798510000000-one-saga-event-index';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -79,4 +81,6 @@ export const MIGRATIONS = [
   InPlaceUpdates1798310000000,
   EnrollmentItemsUpdatedInPlace1798320000000,
   DailyPartitions1798400000000,
+  OutboxBatches1798500000000,
+  OneSagaEventIndex1798510000000,
 ];

@@ -49,10 +49,10 @@ export function historyTables(config: AppConfig): DailyPartitionedTable[] {
   return [
     { table: 'inbox_messages', column: 'received_at', retentionDays: config.INBOX_RETENTION_DAYS },
     {
-      table: 'outbox_messages',
+      table: 'outbox_batches',
       column: 'created_at',
       retentionDays: config.OUTBOX_RETENTION_DAYS,
-      columnsWithoutStatistics: ['payload', 'headers'],
+      columnsWithoutStatistics: ['payloads', 'headers'],
       // A message still to publish is queued with its time (outbox_pending is small: no index needed).
       keepWhile: () => `EXISTS (SELECT 1 FROM outbox_pending WHERE created_at >= from_at AND created_at < to_at)`,
     },

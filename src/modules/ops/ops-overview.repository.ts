@@ -39,7 +39,7 @@ export class OpsOverviewRepository {
          WHERE received_at >= (SELECT min(minute) FROM minutes) GROUP BY 1
        ),
        emitted AS (
-         SELECT date_trunc('minute', created_at) AS minute, count(*)::int AS n FROM outbox_messages
+         SELECT date_trunc('minute', created_at) AS minute, sum(cardinality(message_ids))::int AS n FROM outbox_batches
          WHERE topic = $2 AND created_at >= (SELECT min(minute) FROM minutes) GROUP BY 1
        )
        SELECT m.minute, coalesce(r.n, 0) AS received, coalesce(e.n, 0) AS emitted

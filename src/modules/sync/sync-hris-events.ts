@@ -34,9 +34,12 @@ export async function publishSyncHrisEvents(
   });
   if (events.length === 0) return [];
   // An id already in the outbox (a person who left the data and came back) is the same event,
-  // pending or published; its message id is unique there.
+  // pending or published; its message id is unique there. Found through the GIN index of the
+  // HRIS topic's rows' ids (migration 1798500000000), whose condition names the topic as written.
   const [{ known }] = await manager.query(
-    `SELECT coalesce(array_agg(message_id::text), '{}') AS known FROM outbox_messages WHERE message_id = ANY($1::uuid[])`,
+    `SELECT coalesce(array_agg(DISTINCT m::text), '{}') AS known
+     FROM outbox_batches b CROSS JOIN LATERAL unnest(b.message_ids) AS m
+     WHERE b.topic = '${TOPICS.hrisEvents}' AND b.message_ids && $1::uuid[] AND m = ANY($1::uuid[])`,
     [events.map((e) => e.id)],
   );
   const inOutbox = new Set<string>(known);

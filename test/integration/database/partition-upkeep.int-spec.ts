@@ -106,8 +106,8 @@ describeWithPostgres('PartitionUpkeep (PostgreSQL)', () => {
     }
     // Day -30: a message still pending, a delivery still pending with an attempt; day -31: all done.
     const outbox: { id: string; created_at: Date }[] = await dataSource.query(
-      `INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload, created_at)
-       VALUES ($1, 't', 'k', 1, 'x', '{}', $3), ($2, 't', 'k', 1, 'x', '{}', $4) RETURNING id, created_at`,
+      `INSERT INTO outbox_batches (topic, lane, message_ids, message_keys, types, payloads, payload_ends, headers, created_at)
+       VALUES ('t', 1, ARRAY[$1::uuid], '{k}', '{x}', '[{}]', '{3}', '[{}]', $3), ('t', 1, ARRAY[$2::uuid], '{k}', '{x}', '[{}]', '{3}', '[{}]', $4) RETURNING id, created_at`,
       [randomUUID(), randomUUID(), oldDay, olderDay],
     );
     await dataSource.query(`INSERT INTO outbox_pending (lane, id, created_at) VALUES (1, $1, $2)`, [outbox[0].id, outbox[0].created_at]);
@@ -126,10 +126,10 @@ describeWithPostgres('PartitionUpkeep (PostgreSQL)', () => {
     await dataSource.query(`INSERT INTO ops_audit (actor, action, target_type, target_id, at) VALUES ('ops', 'a', 't', 'old', $1)`, [olderDay]);
 
     const first = await upkeep(7).round(daysFromNow(0));
-    const pendingDays = ['outbox_messages', 'webhook_deliveries', 'webhook_attempts'].map((t) => partitionName(t, dayOf(oldDay)));
+    const pendingDays = ['outbox_batches', 'webhook_deliveries', 'webhook_attempts'].map((t) => partitionName(t, dayOf(oldDay)));
     expect(first.kept.sort()).toEqual(pendingDays.sort());
     expect(first.dropped).toEqual(
-      expect.arrayContaining(['inbox_messages', 'outbox_messages', 'webhook_deliveries', 'webhook_attempts', 'ops_audit'].map((t) => partitionName(t, dayOf(olderDay)))),
+      expect.arrayContaining(['inbox_messages', 'outbox_batches', 'webhook_deliveries', 'webhook_attempts', 'ops_audit'].map((t) => partitionName(t, dayOf(olderDay)))),
     );
     expect(await dataSource.query(`SELECT count(*)::int AS n FROM outbox_messages WHERE created_at < $1`, [daysFromNow(-29, 0)])).toEqual([{ n: 1 }]);
     expect(await dataSource.query(`SELECT id::text FROM webhook_deliveries WHERE created_at < $1`, [daysFromNow(-29, 0)])).toEqual([{ id: deliveries[0].id }]);
@@ -141,7 +141,7 @@ describeWithPostgres('PartitionUpkeep (PostgreSQL)', () => {
     const second = await upkeep(7).round(daysFromNow(0));
     expect(second.kept).toEqual([]);
     expect(second.dropped.sort()).toEqual(pendingDays.sort());
-    for (const t of ['outbox_messages', 'webhook_deliveries', 'webhook_attempts']) expect(await partitionsOf(t)).not.toContain(partitionName(t, dayOf(oldDay)));
+    for (const t of ['outbox_batches', 'webhook_deliveries', 'webhook_attempts']) expect(await partitionsOf(t)).not.toContain(partitionName(t, dayOf(oldDay)));
   });
 
   it('recognises a message redelivered on a later day than its first delivery as a duplicate', async () => {

@@ -7,6 +7,7 @@ import { JobLeaseFunction1797700000000 } from '../../../src/infrastructure/datab
 import { JobWeights1797950000000 } from '../../../src/infrastructure/database/migrations/1797950000000-job-weights';
 import { JobQueue1798300000000 } from '../../../src/infrastructure/database/migrations/1798300000000-job-queue';
 import { DailyPartitions1798400000000 } from '../../../src/infrastructure/database/migrations/1798400000000-daily-partitions';
+import { OutboxBatches1798500000000 } from '../../../src/infrastructure/database/migrations/1798500000000-outbox-batches';
 import {
   DOCUMENT_COLUMNS,
   QueueDocumentsWithoutStatistics1797800000000,
@@ -21,6 +22,9 @@ describeWithPostgres('migrations of the write path', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     ({ dataSource, database } = await openTestDataSource(1));
+    // These migrations knew the outbox as a table of messages: the schema goes back before its batches.
+    const runner = dataSource.createQueryRunner();
+    await new OutboxBatches1798500000000().down(runner).finally(() => runner.release());
   });
   afterAll(async () => {
     await dataSource?.destroy();

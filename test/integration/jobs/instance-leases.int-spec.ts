@@ -181,7 +181,7 @@ describeWithPostgres('dead-lease recovery: instances with a heartbeat (PostgreSQ
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     await Promise.all(instances.splice(0).map((i) => i.stop()));
     await dataSource.query(`DELETE FROM service_instances`);
-    await dataSource.query(`DELETE FROM outbox_messages`);
+    await dataSource.query(`DELETE FROM outbox_batches`);
     await dataSource.query(`UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch'`);
   });
 

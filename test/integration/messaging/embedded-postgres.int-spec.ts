@@ -100,7 +100,7 @@ describe('embedded PostgreSQL (PGlite)', () => {
 
     // Redelivery of an already-applied message (as after a crash before the row was marked) is ignored.
     await relay.stop();
-    await dataSource.query(`INSERT INTO outbox_pending (lane, id, created_at) SELECT lane, id, created_at FROM outbox_messages WHERE message_id = $1`, [ids[0]]);
+    await dataSource.query(`INSERT INTO outbox_pending (lane, id, created_at, messages) SELECT lane, id, created_at, cardinality(message_ids) FROM outbox_batches WHERE $1 = ANY(message_ids)`, [ids[0]]);
     relay.start();
     await expectEventually(async () => expect(await pending()).toBe(0));
     expect(await effects(dataSource, handler.consumer)).toHaveLength(ids.length);

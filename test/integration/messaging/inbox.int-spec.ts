@@ -138,7 +138,7 @@ describeWithPostgres('inbox and dead letters (PostgreSQL)', () => {
 
     const [dlq] = await dataSource.query(
       `SELECT m.topic, m.message_key, m.type, m.payload, m.headers, p.id IS NOT NULL AS pending
-       FROM outbox_messages m LEFT JOIN outbox_pending p ON p.lane = m.lane AND p.id = m.id WHERE m.message_id = $1`,
+       FROM outbox_messages m LEFT JOIN outbox_pending p ON p.lane = m.lane AND p.id = m.batch_id WHERE m.message_id = $1`,
       [deadLetter.id],
     );
     expect(dlq).toMatchObject({

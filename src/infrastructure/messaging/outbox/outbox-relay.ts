@@ -6,7 +6,8 @@ import { affectedCount } from '../../database/query-result';
 import { Metrics } from '../../observability/metrics';
 import { PollingLoop, RoundOutcome } from '../../scheduling/polling-loop';
 import { ServiceInstance } from '../../scheduling/service-instance';
-import { MessageTransport, MESSAGE_TRANSPORT } from '../message-transport';
+import { HEADER } from '../message';
+import { MessageTransport, MESSAGE_TRANSPORT, RelayedMessage } from '../message-transport';
 import { OutboxSignal } from './outbox-signal';
 
 export interface OutboxRelaySettings {
@@ -22,17 +23,18 @@ export const OUTBOX_RELAY_SETTINGS = Symbol('OutboxRelaySettings');
 /** The least time between the starts of two rounds. */
 const LINGER_MS = 25;
 
+/** A queued `outbox_batches` row (migration 1798500000000); null columns when the row is gone. */
 interface OutboxRow {
   id: string;
   lane: number;
-  message_id: string;
-  topic: string;
-  message_key: string;
-  type: string;
-  /** The payload's stored text, never parsed here. */
-  value: string;
-  headers: Record<string, string>;
+  topic: string | null;
+  /** The JSON array of its payloads as stored, never parsed here. */
+  payloads: string | null;
+  /** JSON of [ids, keys, types, each message's own headers, where each payload ends in `payloads`]. */
+  fields: string;
 }
+
+type RowFields = [ids: string[], keys: string[], types: string[], headers: Record<string, string>[], ends: number[]];
 
 /**
  * Publishes committed outbox rows, at least once and in order per key. A relay leases whole
@@ -107,12 +109,14 @@ export class OutboxRelay {
 
   /**
    * Leases free lanes that have work and reads their oldest rows (one statement), publishes
-   * them, then marks them published and releases the lanes (one statement). `full` when the
-   * round hit its row or lane limit, so more may be waiting. The queue of what is left to
-   * publish is `outbox_pending (lane, id)`, read lane by lane in id order and merged; only the
-   * round's ids, once chosen, are joined to their messages (a backlog of many lanes would
-   * otherwise fetch every lane's whole share of payloads). Marking a message published deletes
-   * its queue row and leaves the message itself untouched.
+   * their messages, then marks the rows published and releases the lanes (one statement).
+   * `full` when the round hit its message or lane limit, so more may be waiting. The queue of
+   * what is left to publish is `outbox_pending (lane, id)`, a row per outbox row with its count
+   * of messages, read lane by lane in id order and merged (each row holds a message at least,
+   * so no more rows than the limit of messages); the round takes rows in id order while fewer
+   * than its limit of messages came before, so a lane's rows are always taken from its oldest on. Only the round's rows, once chosen, are joined to their messages (a backlog
+   * of many lanes would otherwise fetch every lane's whole share of payloads). Marking a row
+   * published deletes its queue row and leaves the outbox row itself untouched.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
     const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
@@ -128,28 +132,29 @@ export class OutboxRelay {
          RETURNING lane)
        SELECT l.lanes, m.* FROM (SELECT array_agg(lane) AS lanes FROM leased) AS l
          LEFT JOIN LATERAL (
-           SELECT q.id, q.lane, o.message_id, o.topic, o.message_key, o.type, o.payload::text AS value, o.headers
+           SELECT q.id, q.lane, o.topic, o.payloads::text AS payloads,
+                  json_build_array(o.message_ids, o.message_keys, o.types, o.headers, o.payload_ends)::text AS fields
            FROM (
-             SELECT p.id, p.created_at, k.lane FROM unnest(l.lanes) AS k(lane)
-               CROSS JOIN LATERAL (SELECT p.id, p.created_at FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
-             ORDER BY p.id LIMIT $4) AS q
-             LEFT JOIN outbox_messages o ON o.id = q.id AND o.created_at = q.created_at
+             SELECT p.id, p.created_at, p.lane, sum(p.messages) OVER (ORDER BY p.id) - p.messages AS before
+             FROM (
+               SELECT p.id, p.created_at, p.messages, k.lane FROM unnest(l.lanes) AS k(lane)
+                 CROSS JOIN LATERAL (SELECT p.id, p.created_at, p.messages FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
+               ORDER BY p.id LIMIT $4) AS p
+             ) AS q
+             LEFT JOIN outbox_batches o ON o.id = q.id AND o.created_at = q.created_at
+           WHERE q.before < $4
            ORDER BY q.id) AS m ON true`,
       [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
     );
     const lanes: number[] = rows[0]?.lanes ?? [];
     if (lanes.length === 0) return { published: 0, full: false };
     const queued = rows.filter((r) => r.id !== null);
-    // A queue row whose message was deleted by hand has nothing to publish; it is dropped with the rest.
-    const found = queued.filter((r) => r.message_id !== null);
+    // A queue row whose outbox row was deleted by hand has nothing to publish; it is dropped with the rest.
+    const messages = queued.flatMap((r) => (r.payloads === null ? [] : messagesOf(r)));
     // outbox_pending's key, (lane, id), as two arrays.
     const keys = [queued.map((r) => r.lane), queued.map((r) => r.id)];
     try {
-      if (found.length > 0) {
-        await this.transport.publish(
-          found.map((r) => ({ messageId: r.message_id, topic: r.topic, key: r.message_key, type: r.type, value: r.value, headers: r.headers })),
-        );
-      }
+      if (messages.length > 0) await this.transport.publish(messages);
     } catch (error) {
       await this.dataSource.query(
         `WITH failed AS (
@@ -166,8 +171,8 @@ export class OutboxRelay {
        UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($3::smallint[]) AND leased_by = $4`,
       [...keys, lanes, this.owner],
     );
-    for (const r of found) this.metrics.outboxPublished.inc({ topic: r.topic });
-    return { published: found.length, full: queued.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
+    for (const m of messages) this.metrics.outboxPublished.inc({ topic: m.topic });
+    return { published: messages.length, full: messages.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
   }
 
   /** Frees the lanes of holders known to be dead; answers how many. */
@@ -178,9 +183,9 @@ export class OutboxRelay {
     return affectedCount(result);
   }
 
-  /** Rows committed and not yet published. */
+  /** Messages committed and not yet published. */
   async pendingCount(): Promise<number> {
-    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM outbox_pending`);
+    const [row] = await this.dataSource.query(`SELECT coalesce(sum(messages), 0)::int AS n FROM outbox_pending`);
     this.metrics.outboxPending.set(row.n);
     return row.n;
   }
@@ -192,4 +197,22 @@ export class OutboxRelay {
     this.lastSample = now;
     await this.pendingCount();
   }
+}
+
+/**
+ * The messages of an outbox row, in order, as the transport takes them: each payload cut out of
+ * the stored array by where it ends (a row of one message, as migrated rows are, is the text
+ * between the brackets).
+ */
+function messagesOf(row: OutboxRow): RelayedMessage[] {
+  const [ids, keys, types, headers, ends] = JSON.parse(row.fields) as RowFields;
+  const payloads = row.payloads!;
+  return ids.map((messageId, i) => ({
+    messageId,
+    topic: row.topic!,
+    key: keys[i],
+    type: types[i],
+    value: ids.length === 1 ? payloads.slice(1, -1) : payloads.slice(i === 0 ? 1 : ends[i - 1] + 1, ends[i]),
+    headers: { ...headers[i], [HEADER.messageId]: messageId, [HEADER.messageType]: types[i] },
+  }));
 }
