@@ -224,7 +224,13 @@ export interface StatementsRun {
    * Then the whole path (the same number of events again, jobs due now, until every job is
    * complete): PostgreSQL execution time per event, and the statements that take most of it.
    */
-  whole_path: { exec_ms_per_event: number; statements_per_event: number; top: { ms_per_event: number; share_percent: number; calls_per_event: number; rows_per_call: number; query: string }[] };
+  whole_path: {
+    exec_ms_per_event: number;
+    plan_ms_per_event: number;
+    most_planned: { plan_ms_per_event: number; plans_per_call: number; calls_per_event: number; query: string }[];
+    statements_per_event: number;
+    top: { ms_per_event: number; share_percent: number; calls_per_event: number; rows_per_call: number; query: string }[];
+  };
 }
 
 export interface HrisEventsResult {
@@ -786,7 +792,7 @@ function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined
   if (/lease_jobs\(|SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM job_queue (WHERE job_id|q USING \(SELECT)|DELETE FROM jobs|kind = 'internal' AND (created_at < \$1 AND )?status NOT IN/.test(query)) return 'worker';
   // The table upkeep (where autovacuum is off) is background work too.
   if (/^\s*(VACUUM|ANALYZE)\b|FROM pg_stat_user_tables s JOIN pg_class c|current_setting\('autovacuum'\)|FROM pg_settings WHERE name = ANY/.test(query)) return 'worker';
-  if (/pg_stat_|pg_database|current_database\(\)|count\(\*\)(::int AS n)? FROM (inbox_messages|jobs|sagas|outbox_messages)|^SELECT 1$|pg_snapshot_xmin/i.test(query)) return 'bench';
+  if (/pg_stat_|pg_database|current_database\(\)|count\(\*\)(::int AS n)? FROM (inbox_messages|jobs|sagas|outbox_messages|outbox_batches)|^SELECT 1$|pg_snapshot_xmin/i.test(query)) return 'bench';
   return undefined;
 }
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|SET TRANSACTION)/i;
@@ -822,6 +828,7 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
     'shared_preload_libraries=pg_stat_statements',
     'pg_stat_statements.track=top',
     'pg_stat_statements.track_utility=on',
+    'pg_stat_statements.track_planning=on',
     'pg_stat_statements.max=10000',
   ]);
   const scope = new KafkaScope('bench-hris-stmt');
@@ -834,8 +841,8 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
     const employers = await benchEmployers(service, scope);
     await database.db.query(`SELECT pg_stat_statements_reset()`);
     await throughputRun(scope, database.db, service, employers, events, { seed: 2029 });
-    const timed: { query: string; calls: string; rows: string; ms: number }[] = await database.db.query(
-      `SELECT query, calls, rows, total_exec_time AS ms FROM pg_stat_statements
+    const timed: { query: string; calls: string; rows: string; ms: number; plan_ms: number; plans: string }[] = await database.db.query(
+      `SELECT query, calls, rows, total_exec_time AS ms, total_plan_time AS plan_ms, plans FROM pg_stat_statements
        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC`,
     );
     await database.db.query(`SELECT pg_stat_statements_reset()`);
@@ -869,6 +876,17 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
       top: top.slice(0, 25),
       whole_path: {
         exec_ms_per_event: round(totalMs / events, 3),
+        // Planning beside execution: a statement planned on every call (a custom plan each time) shows here.
+        plan_ms_per_event: round(ofService.reduce((sum, row) => sum + row.plan_ms, 0) / events, 3),
+        most_planned: [...ofService]
+          .sort((a, b) => b.plan_ms - a.plan_ms)
+          .slice(0, 10)
+          .map((row) => ({
+            plan_ms_per_event: round(row.plan_ms / events, 4),
+            plans_per_call: round(Number(row.plans) / Math.max(1, Number(row.calls)), 2),
+            calls_per_event: round(Number(row.calls) / events, 3),
+            query: row.query.replace(/\s+/g, ' ').slice(0, 110),
+          })),
         statements_per_event: round(ofService.reduce((sum, row) => sum + Number(row.calls), 0) / events, 2),
         top: ofService.slice(0, 25).map((row) => ({
           ms_per_event: round(row.ms / events, 4),

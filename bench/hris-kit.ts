@@ -105,7 +105,10 @@ export interface ServiceChildOptions {
  * the ops credentials above, a pool of 6, LOG_LEVEL from FAULTS_LOG_LEVEL (default warn).
  */
 export function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
+  // BENCH_SERVICE_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/profiles`) profiles the services.
+  const nodeOptions = process.env.BENCH_SERVICE_NODE_OPTIONS?.split(' ').filter(Boolean);
   return startChild({
+    ...(nodeOptions?.length ? { nodeOptions } : {}),
     ...options,
     kafka: { partitions: PARTITIONS, ...options.kafka },
     env: {
