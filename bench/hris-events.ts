@@ -116,6 +116,11 @@ export interface ThroughputRun {
   repetitions?: number[];
   /** Rows inserted, updated (HOT among them) and deleted per table, from before the first produce until every job is complete. */
   table_activity?: Record<string, TableActivity>;
+  /**
+   * WAL the whole server wrote over the same span: bytes by its insert position (exact), full
+   * page images by pg_stat_wal (as its backends have reported them).
+   */
+  wal?: { bytes: number; full_page_images: number };
 }
 
 export interface PacedRun {
@@ -410,6 +415,7 @@ export async function throughputRun(
   // Table counters reach pg_stat_user_tables when each backend flushes them: waited for on both sides, outside the timed span.
   const tablesBefore = tableStats ? await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)) : undefined;
   const dbCpu = new DatabaseCpu(db);
+  const walBefore = await walPosition(db);
   const cpuBefore = service.stats.cpuSeconds();
   const dbBefore = await dbCpu.snapshot();
 
@@ -429,6 +435,7 @@ export async function throughputRun(
     ? consumedAt
     : await until(async () => (await openJobsSince(db, runStart)) === 0, timeoutMs, `completing the jobs of ${events} events`);
   const dbEnd = await dbCpu.snapshot();
+  const walAfter = await walPosition(db);
   const tables = tablesBefore && tableActivityBetween(tablesBefore, await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)));
 
   const times = await eventTimes(db, [...producedAt.keys()]);
@@ -456,7 +463,14 @@ export async function throughputRun(
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
     ...(tables && { table_activity: tables }),
+    wal: { bytes: Number(BigInt(walAfter.lsn_bytes) - BigInt(walBefore.lsn_bytes)), full_page_images: Number(walAfter.fpi) - Number(walBefore.fpi) },
   };
+}
+
+/** The server's WAL insert position (bytes since its start) and the full page images reported so far. */
+async function walPosition(db: DataSource): Promise<{ lsn_bytes: string; fpi: string }> {
+  const [row] = await db.query(`SELECT (pg_current_wal_insert_lsn() - '0/0')::text AS lsn_bytes, (SELECT wal_fpi FROM pg_stat_wal)::text AS fpi`);
+  return row;
 }
 
 /**
@@ -1082,6 +1096,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
         database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
         database_cpu_ms_per_event_end_to_end: round(((r.database_cpu_seconds_end_to_end ?? NaN) * 1000) / r.events, 3),
+        wal_bytes_per_event: Math.round((r.wal?.bytes ?? NaN) / r.events),
+        wal_full_page_images_per_event: round((r.wal?.full_page_images ?? NaN) / r.events, 3),
       })),
       table_activity: { events: events * ROUNDS, tables, queue_tables: QUEUE_TABLES, queue_hot_percent: hotShare(tables, QUEUE_TABLES) },
       targets,
