@@ -77,6 +77,12 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...base, DATABASE_DIRECT_URL: 'mysql://db/benefits' })).toEqual([expect.stringMatching(/^DATABASE_DIRECT_URL must be a postgres:\/\/ URL/)]);
   });
 
+  it('refuses a direct URL without DATABASE_URL, which would otherwise be ignored', () => {
+    expect(problemsOf({ DATABASE_DIRECT_URL: 'postgres://u@db:5432/benefits' })).toEqual([expect.stringMatching(/^DATABASE_DIRECT_URL is set without DATABASE_URL/)]);
+    expect(problemsOf({ DATABASE_URL: '', DATABASE_DIRECT_URL: 'postgres://u@db:5432/benefits' })).toEqual([expect.stringMatching(/without DATABASE_URL/)]);
+    expect(loadConfig({ DATABASE_DIRECT_URL: '' }).DATABASE_DIRECT_URL).toBeUndefined();
+  });
+
   it('reads the history tables\' retention and partition window, and refuses days out of range', () => {
     expect(loadConfig({})).toMatchObject({ OUTBOX_RETENTION_DAYS: 7, OPS_AUDIT_RETENTION_DAYS: 365, DATABASE_PARTITION_DAYS_AHEAD: 3 });
     expect(loadConfig({ OUTBOX_RETENTION_DAYS: '14', OPS_AUDIT_RETENTION_DAYS: '30', DATABASE_PARTITION_DAYS_AHEAD: '7' })).toMatchObject({

@@ -111,6 +111,14 @@ export class AppConfig {
   @Matches(/^postgres(ql)?:\/\/\S+$/, {
     message: 'DATABASE_DIRECT_URL must be a postgres:// URL to the database itself, not through a pooler',
   })
+  // Alone it would be ignored (the embedded database runs instead): a half-made setup is refused.
+  @ValidateBy({
+    name: 'directUrlWithDatabaseUrl',
+    validator: {
+      validate: (_value: unknown, args) => (args?.object as AppConfig).DATABASE_URL !== undefined,
+      defaultMessage: () => 'DATABASE_DIRECT_URL is set without DATABASE_URL: set DATABASE_URL too (the pooled URL), or unset DATABASE_DIRECT_URL to run on the embedded database',
+    },
+  })
   DATABASE_DIRECT_URL?: string;
 
   /**
