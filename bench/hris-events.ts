@@ -22,7 +22,7 @@
  *
  *   npx ts-node --transpile-only bench/hris-events.ts [--quick] [--events=N] [--volume-events=N]
  *     [--paced-rate=R] [--paced-seconds=S] [--consumer-only-events=N] [--statements-events=N]
- *     [--result=NAME] [--keep-database]
+ *     [--result=NAME] [--keep-database] [--instances=N] [--warm-up-events=N]
  *
  * --volume-events (default 100,000; 0 with --quick) is the second, larger throughput run;
  * --statements-events (default 5,000; 0 skips it) sizes the statement count, --consumer-only-events
@@ -30,6 +30,8 @@
  * result file (default hris-events), so a run of another size keeps the committed figures.
  *
  * KAFKA_BATCH_MAX=<n> is passed to the service; --keep-database leaves the database for EXPLAIN.
+ * --instances=N runs N services in one consumer group, their CPU added (default 1);
+ * --warm-up-events=0 makes the first round a cold start.
  *
  * The service runs compiled in a child process (bench-service.ts) with production settings
  * (pool of 10, 4 job workers, 3 partitions consumed at once). BENCH_CPU_PROF=<dir> profiles it.
@@ -244,6 +246,8 @@ export interface HrisEventsResult {
   employees: number;
   partitions_covered: number;
   batch_max: string;
+  /** Service instances in one consumer group (--instances), measured together. */
+  instances: number;
   throughput: ThroughputRun;
   raw_baseline: RawRun;
   service_vs_raw_percent: number;
@@ -801,7 +805,8 @@ function printTableActivity(tables: Record<string, TableActivity>, events: numbe
 
 /** Statements of the service that are not the consumer path's (the bench's own reads are told apart too). */
 function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined {
-  if (/outbox_lanes|outbox_pending|DELETE FROM (outbox_messages|inbox_messages)/.test(query)) return 'relay';
+  // The relay's lease, reads and deletes of the queue; not the writers' INSERT INTO outbox_pending (the consumer path's own).
+  if (/outbox_lanes|FROM outbox_pending/.test(query)) return 'relay';
   // The job workers' lease, renewals, finish and purge (the queue of JobQueue1798300000000, and the columns of jobs before it).
   if (/lease_jobs\(|SET status = 'in_progress', leased_by|leased_until = now\(\)|DELETE FROM job_queue (WHERE job_id|q USING \(SELECT)|DELETE FROM jobs|kind = 'internal' AND (created_at < \$1 AND )?status NOT IN/.test(query)) return 'worker';
   // The table upkeep (where autovacuum is off) is background work too.
@@ -810,6 +815,22 @@ function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined
   return undefined;
 }
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|SET TRANSACTION)/i;
+
+/** One service's readings for throughputRun: the CPU of every instance, added. */
+export const together = (services: BenchService[]): BenchService => ({
+  ...services[0],
+  stats: { cpuSeconds: () => services.reduce((sum, s) => sum + s.stats.cpuSeconds(), 0) } as BenchService['stats'],
+});
+
+export async function waitForMembers(scope: KafkaScope, count: number, timeoutMs = 120_000): Promise<Map<string, number[]>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const held = await scope.assignments().catch(() => new Map<string, number[]>());
+    if (held.size === count && [...held.values()].flat().length === PARTITIONS && [...held.values()].every((p) => p.length > 0)) return held;
+    if (Date.now() > deadline) throw new Error(`${count} members holding all ${PARTITIONS} partitions: not within ${timeoutMs / 1000} s (now ${JSON.stringify([...held])})`);
+    await new Promise((done) => setTimeout(done, 500));
+  }
+}
 
 /** The service under test, consuming the scope's topics (KAFKA_BATCH_MAX passed on). */
 export function startHrisService(databaseUrl: string, scope: KafkaScope, env: Record<string, string> = {}): Promise<BenchService> {
@@ -929,15 +950,22 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
   const resultName = argValue('result') ?? 'hris-events';
   const warmUpEvents = Number(argValue('warm-up-events') ?? WARM_UP_EVENTS);
   const keepDatabase = process.argv.includes('--keep-database');
+  const instanceCount = Math.max(1, Number(argValue('instances') ?? 1));
   await ensureKafka();
   const scope = new KafkaScope('bench-hris');
+  let stopInstances: (() => Promise<void>) | undefined;
   const database = await createScratchDatabase('bench_hris', undefined, 4);
   let service: BenchService | undefined;
   try {
     const machine = await machineInfo(database.db);
-    console.log(`machine: ${describeMachine(machine)}; batch ${process.env.KAFKA_BATCH_MAX ?? 'default'}`);
+    console.log(`machine: ${describeMachine(machine)}; batch ${process.env.KAFKA_BATCH_MAX ?? 'default'}; ${instanceCount} instance(s)`);
     await scope.createTopics();
-    service = await startHrisService(database.url, scope);
+    // --instances=N: N services in one consumer group, measured together (their CPU added).
+    const instances: BenchService[] = [];
+    for (let i = 1; i <= instanceCount; i++) instances.push(await startHrisService(database.url, scope, instanceCount > 1 ? { KAFKA_CLIENT_ID: `instance-${i}` } : {}));
+    service = instanceCount > 1 ? together(instances) : instances[0];
+    stopInstances = () => Promise.all(instances.map((s) => s.stop())).then(() => undefined);
+    if (instanceCount > 1) await waitForMembers(scope, instanceCount);
     const employers = await benchEmployers(service, scope);
     const covered = new Set(employers.map((e) => partitionOf(e.connectionId, scope.physical(HRIS_TOPIC)))).size;
     console.log(`${employers.length} employers of 50 employees (every one with a policy), on ${covered} of ${PARTITIONS} partitions`);
@@ -988,8 +1016,9 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       console.log(`volume: ${volumeEvents} more events on the same database ...`);
       volume = await throughputRun(scope, database.db, service, employers, volumeEvents, { seed: 2029 });
     }
-    await service.stop();
+    await stopInstances!();
     service = undefined;
+    stopInstances = undefined;
     let statements: StatementsRun | null = null;
     if (statementsEvents > 0) {
       console.log(`SQL statements of the consumer path: ${statementsEvents} events on a cluster with pg_stat_statements ...`);
@@ -1080,6 +1109,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       employees: employers.reduce((n, e) => n + e.people.length, 0),
       partitions_covered: covered,
       batch_max: process.env.KAFKA_BATCH_MAX ?? 'default',
+      instances: instanceCount,
       throughput,
       raw_baseline: raw,
       service_vs_raw_percent: share,
@@ -1105,7 +1135,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     console.log(`written: ${writeResult(resultName, options, result)}`);
     return targets;
   } finally {
-    await service?.stop();
+    await stopInstances?.();
     await scope.close(rawGroups(scope));
     if (keepDatabase) {
       await database.db.destroy();

@@ -12,7 +12,7 @@
  */
 import { runBenchmark } from './bench-database';
 import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, printTable, round, TargetCheck, writeResult } from './bench-service';
-import { benchEmployers, startHrisService, throughputRun } from './hris-events';
+import { benchEmployers, startHrisService, throughputRun, together, waitForMembers } from './hris-events';
 import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS } from './hris-kit';
 
 interface InstancesRun {
@@ -30,22 +30,6 @@ interface InstancesRun {
 }
 
 const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-
-/** One service's readings for throughputRun: the CPU of every instance, added. */
-const together = (services: BenchService[]): BenchService => ({
-  ...services[0],
-  stats: { cpuSeconds: () => services.reduce((sum, s) => sum + s.stats.cpuSeconds(), 0) } as BenchService['stats'],
-});
-
-async function waitForMembers(scope: KafkaScope, count: number, timeoutMs = 120_000): Promise<Map<string, number[]>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const held = await scope.assignments().catch(() => new Map<string, number[]>());
-    if (held.size === count && [...held.values()].flat().length === PARTITIONS && [...held.values()].every((p) => p.length > 0)) return held;
-    if (Date.now() > deadline) throw new Error(`${count} members holding all ${PARTITIONS} partitions: not within ${timeoutMs / 1000} s (now ${JSON.stringify([...held])})`);
-    await new Promise((done) => setTimeout(done, 500));
-  }
-}
 
 export async function measureScaleOut(options: BenchOptions): Promise<TargetCheck[]> {
   const events = Number(argValue('events') ?? (options.quick ? 5_000 : 10_000));
