@@ -111,6 +111,12 @@ export interface ThroughputRun {
   /** Produce → its job's completed_at. */
   event_to_job_complete: Latencies;
   service_cpu_seconds: number;
+  /**
+   * The share of the consumer phase (first produce until every event is consumed) that the
+   * service's event loop was busy (`nodejs_eventloop_busy_seconds_total`), in percent: near 100,
+   * its main thread is the limit. The first instance's with --instances.
+   */
+  service_event_loop_busy_percent?: number;
   database_cpu_seconds: number;
   /** PostgreSQL's CPU from the first produce until every job is complete (the job workers' statements too). */
   database_cpu_seconds_end_to_end?: number;
@@ -262,7 +268,13 @@ export interface HrisEventsResult {
   /** The throughput run's shape with every job dated 30 days ahead: the consumer path alone (null with --consumer-only-events=0). */
   consumer_only: ThroughputRun | null;
   statements: StatementsRun | null;
-  rounds: { end_to_end_events_per_second: number; service_cpu_ms_per_event: number; database_cpu_ms_per_event: number; database_cpu_ms_per_event_end_to_end: number }[];
+  rounds: {
+    end_to_end_events_per_second: number;
+    service_cpu_ms_per_event: number;
+    service_event_loop_busy_percent: number | null;
+    database_cpu_ms_per_event: number;
+    database_cpu_ms_per_event_end_to_end: number;
+  }[];
   /** Row counters of every table over the measured rounds together (ROUNDS × events), and the HOT share of the queue tables' updates. */
   table_activity: { events: number; tables: Record<string, TableActivity>; queue_tables: readonly string[]; queue_hot_percent: number | null };
   targets: TargetCheck[];
@@ -422,6 +434,7 @@ export async function throughputRun(
   const walBefore = await walPosition(db);
   const cpuBefore = service.stats.cpuSeconds();
   const dbBefore = await dbCpu.snapshot();
+  const busyBefore = await eventLoopBusySeconds(service.url);
 
   const started = Date.now();
   const producer = await scope.producer();
@@ -434,6 +447,7 @@ export async function throughputRun(
   const consumedAt = await until(async () => (await inboxSince(db, runStart)) >= events, timeoutMs, `consuming ${events} events`);
   const dbMid = await dbCpu.snapshot();
   const cpuMid = service.stats.cpuSeconds();
+  const busyMid = await eventLoopBusySeconds(service.url);
   // Deferred jobs are not due: nothing to wait for.
   const completeAt = consumerOnly
     ? consumedAt
@@ -464,11 +478,19 @@ export async function throughputRun(
     event_to_job_complete: latencies(toJob),
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
+    ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / ((consumedAt - started) / 1000)) * 100, 1) }),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
     ...(tables && { table_activity: tables }),
     wal: { bytes: Number(BigInt(walAfter.lsn_bytes) - BigInt(walBefore.lsn_bytes)), full_page_images: Number(walAfter.fpi) - Number(walBefore.fpi) },
   };
+}
+
+/** The service's event loop busy time so far (its /metrics), or null when it reports none. */
+async function eventLoopBusySeconds(url: string): Promise<number | null> {
+  const text = await fetch(`${url}/metrics`).then((r) => r.text());
+  const value = /^nodejs_eventloop_busy_seconds_total (\S+)$/m.exec(text)?.[1];
+  return value === undefined ? null : Number(value);
 }
 
 /** The server's WAL insert position (bytes since its start) and the full page images reported so far. */
@@ -1050,6 +1072,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       `CPU per event by round (service / PostgreSQL until consumed / PostgreSQL until every job is complete): ` +
         services.map((r) => `${msPerEvent(r.service_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds_end_to_end)} ms`).join('; '),
     );
+    console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
     if (statements) {
       console.log(
         `SQL statements per event on the consumer path: ${statements.consumer_path_per_event} (${statements.consumer_path_per_event_without_transaction_control} without BEGIN/COMMIT); ` +
@@ -1124,6 +1147,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       rounds: services.map((r) => ({
         end_to_end_events_per_second: r.end_to_end_events_per_second,
         service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
+        service_event_loop_busy_percent: r.service_event_loop_busy_percent ?? null,
         database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
         database_cpu_ms_per_event_end_to_end: round(((r.database_cpu_seconds_end_to_end ?? NaN) * 1000) / r.events, 3),
         wal_bytes_per_event: Math.round((r.wal?.bytes ?? NaN) / r.events),

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -79,6 +80,24 @@ export class Metrics {
     help: 'Tables vacuumed or analyzed by the service (DATABASE_TABLE_UPKEEP), where the server\'s autovacuum is off',
     labelNames: ['table', 'action'] as const,
     registers: [this.registry],
+  });
+
+  /**
+   * The event loop's busy time (running JavaScript or synchronous system calls, not waiting for
+   * I/O), read from Node's event-loop utilization at each scrape. Its rate is the share of one
+   * core the process's main thread uses: near 1, that thread is what limits the instance, and
+   * another instance (with a core of its own) is what adds throughput.
+   */
+  private eventLoopBusyCounted = 0;
+  readonly eventLoopBusy: Counter = new Counter({
+    name: 'nodejs_eventloop_busy_seconds_total',
+    help: 'Time the event loop was busy since the process started (its rate is the event loop utilization)',
+    registers: [this.registry],
+    collect: () => {
+      const busy = performance.eventLoopUtilization().active / 1000;
+      if (busy > this.eventLoopBusyCounted) this.eventLoopBusy.inc(busy - this.eventLoopBusyCounted);
+      this.eventLoopBusyCounted = Math.max(busy, this.eventLoopBusyCounted);
+    },
   });
 
   constructor() {
