@@ -3,7 +3,8 @@ import type { ContributionRecord } from './reconciliation-reads.repository';
 /**
  * The recordkeeper's file of one payment: one line per person and benefit, amounts in cents.
  * RFC 4180: CRLF line ends, a field quoted when it holds a comma, a double quote, CR or LF, its
- * quotes doubled; a text that would start a spreadsheet formula gets a leading apostrophe. The codebase has no CSV library, and writing fields is this much.
+ * quotes doubled; a text that would start a spreadsheet formula gets a leading apostrophe. The
+ * codebase has no CSV library, and writing fields is this much.
  *
  * `benefit_description` is beside `benefit_type` (the JSON answer's order): a plan's name is what a
  * recordkeeper matches on, and the one free-text column is the one quoting matters for.

@@ -114,9 +114,10 @@ export class OutboxRelay {
    * what is left to publish is `outbox_pending (lane, id)`, a row per outbox row with its count
    * of messages, read lane by lane in id order and merged (each row holds a message at least,
    * so no more rows than the limit of messages); the round takes rows in id order while fewer
-   * than its limit of messages came before, so a lane's rows are always taken from its oldest on. Only the round's rows, once chosen, are joined to their messages (a backlog
-   * of many lanes would otherwise fetch every lane's whole share of payloads). Marking a row
-   * published deletes its queue row and leaves the outbox row itself untouched.
+   * than its limit of messages came before, so a lane's rows are always taken from its oldest
+   * on. Only the round's rows, once chosen, are joined to their messages (a backlog of many lanes
+   * would otherwise fetch every lane's whole share of payloads). Marking a row published deletes
+   * its queue row and leaves the outbox row itself untouched.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
     const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
