@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { digestOf, mintOpaqueSecret } from '../../domain/auth/opaque-secret';
 import { Clock, CLOCK } from '../../domain/shared/clock';
 import { DomainError } from '../../domain/shared/domain-error';
+import { ChangeNotifications } from '../../infrastructure/database/change-notifications';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { Application } from '../applications/applications.service';
 import { TokenResponseDto } from './dto/token.dto';
@@ -20,6 +21,7 @@ export class TokenExchangeService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly connections: ConnectionsRepository,
+    private readonly notifications: ChangeNotifications,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -46,7 +48,11 @@ export class TokenExchangeService {
       await manager.query(`UPDATE authorization_codes SET used_at = now(), access_token_id = $2 WHERE code_hash = $1`, [grant.code_hash, tokenId]);
       return { reused: false, connection } as const;
     });
-    if (outcome.reused) throw invalidGrant('The authorization code has already been used');
+    if (outcome.reused) {
+      // Refused only once this instance's cached tokens no longer hold the one just revoked.
+      await this.notifications.caughtUp();
+      throw invalidGrant('The authorization code has already been used');
+    }
     const { connection } = outcome;
     return {
       access_token: accessToken,
