@@ -30,6 +30,27 @@ export interface InboundMessage {
   unreadable?: string;
 }
 
+type ParsedBody = { ok: true; value: unknown } | { ok: false; problem: string };
+const PARSED_BODIES = new WeakMap<InboundMessage, ParsedBody>();
+
+/**
+ * The message's body parsed as JSON, once however many ask (its id, its scope, the JSON check,
+ * the handler): an HRIS event was parsed four times on its way in. Readers must not change what
+ * it answers. `problem` says why the body is not JSON.
+ */
+export function parsedBody(message: InboundMessage): ParsedBody {
+  let parsed = PARSED_BODIES.get(message);
+  if (parsed === undefined) {
+    try {
+      parsed = { ok: true, value: JSON.parse(message.value) as unknown };
+    } catch (error) {
+      parsed = { ok: false, problem: `body is not valid JSON: ${(error as Error).message}` };
+    }
+    PARSED_BODIES.set(message, parsed);
+  }
+  return parsed;
+}
+
 /** Consumes one logical topic. Its effect commits in the same transaction as its inbox row. */
 export interface MessageHandler {
   /** Stable name; the inbox dedupes per consumer, so two handlers may see the same message. */

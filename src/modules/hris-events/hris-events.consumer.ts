@@ -6,7 +6,7 @@ import { HrisEvent } from '../../domain/hris-events/hris-event';
 import { HrisEventAccepted, HrisScope } from '../../domain/hris-events/hris-event-accepted';
 import { ConnectionsRepository } from '../../infrastructure/database/repositories/connections.repository';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
-import { InboundMessage, MessageHandler, PoisonMessageError } from '../../infrastructure/messaging/message';
+import { InboundMessage, MessageHandler, parsedBody, PoisonMessageError } from '../../infrastructure/messaging/message';
 import { defaultMessageId } from '../../infrastructure/messaging/inbox/message-processor';
 import { TOPICS } from '../../infrastructure/messaging/topics';
 import { BenefitsRepository } from '../benefits/benefits.repository';
@@ -46,12 +46,9 @@ export class HrisEventsConsumer implements MessageHandler {
 
   /** The envelope's `id` is the idempotency key, whatever transport headers came with it. */
   messageIdOf(message: InboundMessage): string | undefined {
-    try {
-      const id = (JSON.parse(message.value) as { id?: unknown })?.id;
-      if (typeof id === 'string' && id.length > 0 && id.length <= 200) return id.toLowerCase();
-    } catch {
-      // not JSON: the processor dead-letters it under the default id
-    }
+    // Not JSON: the processor dead-letters it under the default id.
+    const id = bodyField(message, 'id');
+    if (typeof id === 'string' && id.length > 0 && id.length <= 200) return id.toLowerCase();
     return defaultMessageId(message);
   }
 
@@ -64,12 +61,8 @@ export class HrisEventsConsumer implements MessageHandler {
    * dead-lettered once per application. On the topic nothing tells producers apart: ''.
    */
   messageScopeOf(message: InboundMessage): string {
-    let connectionId: unknown;
-    try {
-      connectionId = (JSON.parse(message.value) as { connection_id?: unknown })?.connection_id;
-    } catch {
-      // not JSON: dead-lettered, scoped as a message naming no connection
-    }
+    // Not JSON: dead-lettered, scoped as a message naming no connection.
+    const connectionId = bodyField(message, 'connection_id');
     if (typeof connectionId === 'string' && isUuid(connectionId)) return connectionId.toLowerCase();
     const application = message.headers[HRIS_APPLICATION_HEADER];
     return application ? `application:${application}` : '';
@@ -83,7 +76,9 @@ export class HrisEventsConsumer implements MessageHandler {
   async handleBatch(messages: readonly InboundMessage[], manager: EntityManager): Promise<(string | null)[]> {
     const reasons: (string | null)[] = messages.map(() => null);
     const events: (HrisEvent | undefined)[] = messages.map((message, i) => {
-      const checked = validateHrisEvent(JSON.parse(message.value));
+      const body = parsedBody(message);
+      // The processor hands over only messages whose body parses.
+      const checked = body.ok ? validateHrisEvent(body.value) : { ok: false as const, reason: body.problem };
       if (checked.ok) return checked.event;
       reasons[i] = checked.reason;
       return undefined;
@@ -149,4 +144,10 @@ function scopeOf(event: HrisEvent, connection: Connection | undefined): HrisScop
   if (!entity) return `Entity ${event.entity_id} is not an entity of connection ${event.connection_id}`;
   if (entity.status !== 'active') return `Entity ${event.entity_id} is disconnected`;
   return { connection, entity };
+}
+
+/** A top-level field of the message's JSON object body; undefined when there is none or it is not JSON. */
+function bodyField(message: InboundMessage, field: string): unknown {
+  const body = parsedBody(message);
+  return body.ok && typeof body.value === 'object' && body.value !== null ? (body.value as Record<string, unknown>)[field] : undefined;
 }

@@ -5,7 +5,7 @@ import { cutShort, toStorableText } from '../../../domain/shared/hostile-input';
 import { newId } from '../../../domain/shared/new-id';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Metrics } from '../../observability/metrics';
-import { HEADER, InboundMessage, MessageHandler, MessageHeaders, OutboundMessage, PoisonMessageError } from '../message';
+import { HEADER, InboundMessage, MessageHandler, MessageHeaders, OutboundMessage, parsedBody, PoisonMessageError } from '../message';
 import { MessageHandlerRegistry } from '../message-handler-registry';
 import { OutboxWriter } from '../outbox/outbox-writer';
 import { deadLetterTopicOf } from '../topics';
@@ -66,12 +66,10 @@ const keyText = (key: InboxKey): string => `${key.scope}\u0000${key.id}`;
 export function defaultMessageId(message: InboundMessage): string | undefined {
   const header = message.headers[HEADER.messageId];
   if (header) return header;
-  try {
-    const body = JSON.parse(message.value) as { id?: unknown };
-    if (typeof body?.id === 'string' && body.id.length > 0 && body.id.length <= 200) return body.id;
-  } catch {
-    // not JSON: fall through to the log position
-  }
+  const parsed = parsedBody(message);
+  // Not JSON: the log position.
+  const body = parsed.ok ? (parsed.value as { id?: unknown } | null) : undefined;
+  if (typeof body?.id === 'string' && body.id.length > 0 && body.id.length <= 200) return body.id;
   return message.partition !== undefined && message.offset !== undefined
     ? `${message.topic}/${message.partition}/${message.offset}`
     : undefined;
@@ -108,13 +106,9 @@ function deadLetterMessage(handler: MessageHandler, message: InboundMessage, mes
 }
 
 /** Why a body is not JSON, or undefined when it parses. */
-function jsonProblemOf(value: string): string | undefined {
-  try {
-    JSON.parse(value);
-    return undefined;
-  } catch (error) {
-    return `body is not valid JSON: ${(error as Error).message}`;
-  }
+function jsonProblemOf(message: InboundMessage): string | undefined {
+  const parsed = parsedBody(message);
+  return parsed.ok ? undefined : parsed.problem;
 }
 
 /**
@@ -316,7 +310,7 @@ export class MessageProcessor {
   private inspect(handler: MessageHandler, message: InboundMessage): { key: InboxKey; problem?: string } {
     const id = handler.messageIdOf?.(message) ?? defaultMessageId(message);
     const scope = handler.messageScopeOf?.(message) ?? '';
-    const notJson = message.unreadable ?? jsonProblemOf(message.value);
+    const notJson = message.unreadable ?? jsonProblemOf(message);
     if (id === undefined) return { key: { scope, id: `no-id:${randomUUID()}` }, problem: notJson ?? 'message has no id' };
     return notJson === undefined ? { key: { scope, id } } : { key: { scope, id }, problem: notJson };
   }
@@ -390,19 +384,17 @@ export class MessageProcessor {
         const handler = replay.handlers.handlersFor(row.topic).find((h) => h.consumer === row.consumer);
         if (!handler) return { status: 'no_handler', consumer: row.consumer, topic: row.topic };
         // As in process(): a handler's own JSON.parse failure would look transient.
-        const notJson = jsonProblemOf(row.payload);
+        const message: InboundMessage = {
+          topic: row.topic,
+          key: row.message_key,
+          value: row.payload,
+          headers: row.headers ?? {},
+          ...(row.partition !== null && { partition: row.partition }),
+          ...(row.offset !== null && { offset: row.offset }),
+        };
+        const notJson = jsonProblemOf(message);
         if (notJson !== undefined) return { status: 'poison', reason: notJson };
-        await handler.handle(
-          {
-            topic: row.topic,
-            key: row.message_key,
-            value: row.payload,
-            headers: row.headers ?? {},
-            ...(row.partition !== null && { partition: row.partition }),
-            ...(row.offset !== null && { offset: row.offset }),
-          },
-          manager,
-        );
+        await handler.handle(message, manager);
         await manager.query(
           `UPDATE dead_letters SET status = 'replayed', resolved_by = $2, resolved_at = $3, note = $4 WHERE id = $1`,
           [deadLetterId, replay.resolvedBy, replay.resolvedAt, replay.note],

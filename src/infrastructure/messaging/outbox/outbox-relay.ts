@@ -172,7 +172,9 @@ export class OutboxRelay {
        UPDATE outbox_lanes SET leased_by = NULL, lease_until = 'epoch' WHERE lane = ANY($3::smallint[]) AND leased_by = $4`,
       [...keys, lanes, this.owner],
     );
-    for (const m of messages) this.metrics.outboxPublished.inc({ topic: m.topic });
+    const perTopic = new Map<string, number>();
+    for (const m of messages) perTopic.set(m.topic, (perTopic.get(m.topic) ?? 0) + 1);
+    for (const [topic, count] of perTopic) this.metrics.outboxPublished.inc({ topic }, count);
     return { published: messages.length, full: messages.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
   }
 
