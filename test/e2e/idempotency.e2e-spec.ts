@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { DomainError } from '../../src/domain/shared/domain-error';
 import { IdempotencySecretAnswers1797930000000 } from '../../src/infrastructure/database/migrations/1797930000000-idempotency-secret-answers';
+import { IdempotencyPersonalAnswers1798600000000 } from '../../src/infrastructure/database/migrations/1798600000000-idempotency-personal-answers';
+import { SecretBox } from '../../src/infrastructure/webhooks/secret-box';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
 import { RequiresAccessToken } from '../../src/modules/auth/access-token.guard';
 import { ConnectSessionsService } from '../../src/modules/auth/connect-sessions.service';
@@ -478,6 +480,104 @@ describeWithPostgres('Idempotency-Key on POST', () => {
     });
   });
 
+  describe('answers that may carry personal data', () => {
+    const keptBody = async (key: string) =>
+      ((await dataSource.query(`SELECT response_body FROM idempotency_keys WHERE key = $1`, [key]))[0]?.response_body ?? null) as string | null;
+
+    async function individualWithSsn(): Promise<{ employer: Employer; body: unknown; ssn: string }> {
+      const employer = await sandboxEmployer();
+      const directory = await service.request('/employer/directory', { headers: bearer(employer.token) });
+      expect(directory.status).toBe(200);
+      const body = { requests: [{ individual_id: directory.body.individuals[0].id }], options: { include: ['ssn'] } };
+      const read = await post('/employer/individual', body, employer.token);
+      const ssn = read.body.responses[0].body.ssn as string;
+      expect(ssn).toMatch(/^\d{3}-?\d{2}-?\d{4}$/);
+      return { employer, body, ssn };
+    }
+
+    it('keeps an individual read with SSNs only sealed, and replays it byte for byte', async () => {
+      const { employer, body, ssn } = await individualWithSsn();
+      const key = freshKey();
+      const first = await post('/employer/individual', body, employer.token, key);
+      expect(first.status).toBe(200);
+      expect(first.text).toContain(ssn);
+      expect(first.headers.get('cache-control')).toBe('no-store');
+      const kept = await keptBody(key);
+      expect(kept).toMatch(/^v1\./);
+      expect(kept).not.toContain(ssn);
+      const replay = await post('/employer/individual', body, employer.token, key);
+      expectReplayOf(replay, first);
+      expect(replay.headers.get('cache-control')).toBe('no-store');
+    });
+
+    it('keeps sandbox individuals made with their SSNs only sealed', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const made = [{ ...person('Grace'), ssn: '123-45-6789' }];
+      const first = await post('/sandbox/directory', made, employer.token, key);
+      expect(first.status).toBe(200);
+      expect(first.text).toContain('123-45-6789');
+      expect(await keptBody(key)).not.toContain('123-45-6789');
+      expectReplayOf(await post('/sandbox/directory', made, employer.token, key), first);
+      expect(await individualsOf(employer)).toBe(4);
+    });
+
+    it('keeps an error answer of such a route as it is (it carries no personal data)', async () => {
+      const employer = await sandboxEmployer();
+      const key = freshKey();
+      const body = { requests: [], options: { include: ['ssn'] } };
+      const first = await post('/employer/individual', body, employer.token, key);
+      expect(first.status).toBe(400);
+      expect(JSON.parse((await keptBody(key))!)).toEqual(first.body);
+      expectReplayOf(await post('/employer/individual', body, employer.token, key), first);
+    });
+
+    it('answers a replay whose sealed answer cannot be opened (another sealing key) as not kept, and does not run it again', async () => {
+      const { employer, body, ssn } = await individualWithSsn();
+      const key = freshKey();
+      const first = await post('/employer/individual', body, employer.token, key);
+      expect(first.status).toBe(200);
+      const underAnotherKey = new SecretBox('another-sealing-key-material-of-32-chars', 'idempotent-answers').seal(first.text);
+      await dataSource.query(`UPDATE idempotency_keys SET response_body = $2 WHERE key = $1`, [key, underAnotherKey]);
+      const replay = await post('/employer/individual', body, employer.token, key);
+      expect(replay.status).toBe(409);
+      expect(replay.body).toMatchObject({ name: 'conflict_error', service_code: 'idempotency_answer_not_kept', message: expect.stringMatching(/status 200.*sealing key/) });
+      expect(replay.text).not.toContain(ssn);
+    });
+
+    it('migration 1798600000000 drops the SSNs that answers kept in clear before, and nothing else', async () => {
+      const rows: [string, string][] = [
+        ['individual', JSON.stringify({ responses: [{ code: 200, body: { id: 'i1', first_name: 'Ada', ssn: '123-45-6789' } }] })],
+        ['forwarded', JSON.stringify({ statusCode: 200, data: JSON.stringify({ employees: [{ ssn: '987-65-4321' }] }) })],
+        ['no-ssn', JSON.stringify({ responses: [{ code: 200, body: { id: 'i2', first_name: 'Grace', ssn: null } }] })],
+        ['other', JSON.stringify({ id: 'r1', note: 'an ssn is a number' })],
+      ];
+      const scope = `application:${freshKey()}`;
+      for (const [key, body] of rows) {
+        await dataSource.query(
+          `INSERT INTO idempotency_keys (scope, key, request_hash, attempt, status_code, response_body, created_at) VALUES ($1, $2, 'h', gen_random_uuid(), 200, $3, now())`,
+          [scope, key, body],
+        );
+      }
+      const runner = dataSource.createQueryRunner();
+      try {
+        await new IdempotencyPersonalAnswers1798600000000().up(runner);
+      } finally {
+        await runner.release();
+      }
+      const left: { key: string; response_body: string | null; response_not_kept: string | null }[] = await dataSource.query(
+        `SELECT key, response_body, response_not_kept FROM idempotency_keys WHERE scope = $1 ORDER BY key`,
+        [scope],
+      );
+      expect(left).toEqual([
+        { key: 'forwarded', response_body: null, response_not_kept: expect.stringMatching(/personal data/) },
+        { key: 'individual', response_body: null, response_not_kept: expect.stringMatching(/personal data/) },
+        { key: 'no-ssn', response_body: rows[2][1], response_not_kept: null },
+        { key: 'other', response_body: rows[3][1], response_not_kept: null },
+      ]);
+    });
+  });
+
   describe('failures the server owns', () => {
     it('does not keep a 500: the retry runs again', async () => {
       const employer = await sandboxEmployer();
@@ -661,5 +761,36 @@ describeWithPostgres('Idempotency-Key: what one application may store (issue 38,
     // A day later the allowance is back.
     clock.advance(DAY_MS);
     expect((await sized(token, 10, freshKey())).status).toBe(200);
+  });
+});
+
+describeWithPostgres('Idempotency-Key: personal data without a sealing key', () => {
+  let service: TestService;
+  let app: IssuedCredentials;
+
+  beforeAll(async () => {
+    // A deployment on its own database without WEBHOOK_SECRETS_KEY has nothing to seal with.
+    service = await startTestService({ env: { WEBHOOK_SECRETS_KEY: undefined } });
+    app = await createApplication(service);
+  });
+  afterAll(() => service?.close());
+
+  it('keeps only the status of an answer that may carry SSNs: the replay is told so, never shown them', async () => {
+    const made = await service.request('/sandbox/connections', json({ provider_id: 'sandbox_automated', employee_size: 2 }, basic(app)));
+    expect(made.status).toBe(200);
+    const token = made.body.access_token as string;
+    const directory = await service.request('/employer/directory', { headers: bearer(token) });
+    const body = { requests: [{ individual_id: directory.body.individuals[0].id }], options: { include: ['ssn'] } };
+    const send = () => service.request('/employer/individual', json(body, { ...bearer(token), 'idempotency-key': 'personal-1' }));
+    const first = await send();
+    expect(first.status).toBe(200);
+    const ssn = first.body.responses[0].body.ssn as string;
+    expect(ssn).toMatch(/^\d{3}-?\d{2}-?\d{4}$/);
+    const [row] = await service.app.get(DataSource).query(`SELECT response_body, response_not_kept FROM idempotency_keys WHERE key = 'personal-1'`);
+    expect(row).toEqual({ response_body: null, response_not_kept: expect.stringMatching(/personal data.*WEBHOOK_SECRETS_KEY/) });
+    const replay = await send();
+    expect(replay.status).toBe(409);
+    expect(replay.body).toMatchObject({ service_code: 'idempotency_answer_not_kept', message: expect.stringMatching(/status 200.*personal data/) });
+    expect(replay.text).not.toContain(ssn);
   });
 });

@@ -25,7 +25,8 @@ export interface TestResponse {
 export interface TestServiceOptions {
   /** Connect to the real broker (else the in-process transport). */
   kafka?: boolean;
-  env?: Record<string, string>;
+  /** Settings over the test defaults; `undefined` unsets one. */
+  env?: Record<string, string | undefined>;
   extraModules?: Type[];
   /** The service's time; pass a ManualClock to move it. */
   clock?: Clock;

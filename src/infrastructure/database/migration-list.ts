@@ -39,6 +39,7 @@ import { SandboxPayRunAdjustments1798100000000 } from './migrations/179810000000
 import { DailyPartitions1798400000000 } from './migrations/1798400000000-daily-partitions';
 import { OutboxBatches1798500000000 } from './migrations/1798500000000-outbox-batches';
 import { OneSagaEventIndex1798510000000 } from './migrations/1798510000000-one-saga-event-index';
+import { IdempotencyPersonalAnswers1798600000000 } from './migrations/1798600000000-idempotency-personal-answers';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -83,4 +84,5 @@ export const MIGRATIONS = [
   DailyPartitions1798400000000,
   OutboxBatches1798500000000,
   OneSagaEventIndex1798510000000,
+  IdempotencyPersonalAnswers1798600000000,
 ];

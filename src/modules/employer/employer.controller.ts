@@ -5,6 +5,7 @@ import { Principal } from '../../domain/connections/connection';
 import { ConnectionEntity } from '../../domain/connections/entity-scope';
 import { DomainError, invalidRequest, notFound } from '../../domain/shared/domain-error';
 import { RequiresApiVersion } from '../../infrastructure/http/api-version';
+import { AnswerCarriesPersonalData } from '../../infrastructure/http/idempotency/secret-answers';
 import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
 import {
   DIRECTORY_DEFAULT_LIMIT,
@@ -67,6 +68,8 @@ export class EmployerController {
   @Post('individual')
   @HttpCode(200)
   @RequiresAccessToken('individual')
+  // With `options.include: ["ssn"]` the answer carries SSNs.
+  @AnswerCarriesPersonalData()
   @ApiOperation({ summary: 'Read individuals by id; each item answers with its own code' })
   @ApiEntityQuery()
   async individual(

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { Principal } from '../../domain/connections/connection';
 import { ConnectionEntity } from '../../domain/connections/entity-scope';
 import { RequiresApiVersion } from '../../infrastructure/http/api-version';
+import { AnswerCarriesPersonalData } from '../../infrastructure/http/idempotency/secret-answers';
 import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
 import { ForwardRequestDto } from './dto/forward-request.dto';
 import { ForwardService } from './forward.service';
@@ -17,6 +18,8 @@ export class ForwardController {
   @HttpCode(200)
   @RequiresAccessToken()
   @RequiresApiVersion()
+  // The provider's answer may hold anything it keeps about people, SSNs included.
+  @AnswerCarriesPersonalData()
   @ApiOperation({
     summary: 'Pass a raw request to the connection’s provider',
     description:

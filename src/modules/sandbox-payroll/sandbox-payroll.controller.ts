@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { Connection, Principal } from '../../domain/connections/connection';
 import { ConnectionEntity } from '../../domain/connections/entity-scope';
 import { ArrayBodyPipe } from '../../infrastructure/http/array-body.pipe';
+import { AnswerCarriesPersonalData } from '../../infrastructure/http/idempotency/secret-answers';
 import { CurrentEntity, CurrentPrincipal, RequiresAccessToken } from '../auth/access-token.guard';
 import { EditSync, SandboxEditSyncs } from '../sync/sandbox-edit-syncs.service';
 import { NewSandboxIndividualDto, UpdateSandboxEmploymentDto, UpdateSandboxIndividualDto } from './dto/sandbox-person.dto';
@@ -71,6 +72,8 @@ export class SandboxPayrollController {
   @Post('directory')
   @HttpCode(200)
   @RequiresAccessToken()
+  // The records made are answered with their SSNs.
+  @AnswerCarriesPersonalData()
   @ApiOperation({
     summary: `Add 1–${MAX_NEW_INDIVIDUALS} individuals with their employment to the sandbox employer`,
     description: `${SYNC_NOTE}; the body being an array, they come as the Sync-Job-Id and Sync-Status headers only`,

@@ -2,6 +2,7 @@ import { DynamicModule, Module, ModuleMetadata, Type } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { APPLICATION_CREDENTIALS_VERIFIER, ApplicationCredentialsVerifier } from './idempotency-caller';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { SealingKey } from '../../secrets/sealing-key';
 import { IdempotencyStore } from './idempotency.store';
 
 export interface IdempotencyModuleOptions {
@@ -20,6 +21,7 @@ export class IdempotencyModule {
       imports,
       providers: [
         IdempotencyStore,
+        SealingKey,
         { provide: APPLICATION_CREDENTIALS_VERIFIER, useExisting: verifier },
         { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
       ],

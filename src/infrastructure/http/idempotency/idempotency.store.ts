@@ -127,15 +127,24 @@ export class IdempotencyStore {
   /**
    * Records the answer, unless another request has since taken the key over. The body is kept
    * only when it is at most IDEMPOTENCY_MAX_ANSWER_BYTES and fits the owner's bytes for the day
-   * (charged in the same statement); otherwise only the status and why the body was not kept.
+   * (charged in the same statement), and was not `withheld`; otherwise only the status and why
+   * the body was not kept.
    */
-  async complete({ scope, owner }: KeyHolder, key: string, attempt: string, answer: { statusCode: number; body: string | null }): Promise<void> {
+  async complete(
+    { scope, owner }: KeyHolder,
+    key: string,
+    attempt: string,
+    answer: { statusCode: number; body: string | null; withheld?: string },
+  ): Promise<void> {
     const size = answer.body === null ? 0 : Buffer.byteLength(answer.body, 'utf8');
     const { IDEMPOTENCY_MAX_ANSWER_BYTES: maxAnswer, IDEMPOTENCY_ANSWER_BYTES_PER_APPLICATION: perOwner } = this.config;
     const tooLarge = size > maxAnswer;
-    const notKept = tooLarge
-      ? `its body (${size} bytes) is larger than the ${maxAnswer} bytes kept for a replay`
-      : `its application had kept the ${perOwner} bytes of answers it may keep in a day`;
+    // Withheld (`withheld` says why) or too large: only the status is kept, and nothing is charged.
+    const notKept =
+      answer.withheld ??
+      (tooLarge
+        ? `its body (${size} bytes) is larger than the ${maxAnswer} bytes kept for a replay`
+        : `its application had kept the ${perOwner} bytes of answers it may keep in a day`);
     await this.dataSource.query(
       `WITH charged AS (
          INSERT INTO idempotency_allowances (owner, window_start, keys, answer_bytes)
@@ -150,7 +159,7 @@ export class IdempotencyStore {
               response_body = CASE WHEN EXISTS (SELECT 1 FROM charged) THEN $10::text END,
               response_not_kept = CASE WHEN EXISTS (SELECT 1 FROM charged) THEN NULL ELSE $11::text END
         WHERE scope = $1 AND key = $2 AND attempt = $3`,
-      [scope, key, attempt, answer.statusCode, owner, this.clock.now(), size, tooLarge, perOwner, answer.body, notKept],
+      [scope, key, attempt, answer.statusCode, owner, this.clock.now(), size, tooLarge || answer.withheld !== undefined, perOwner, answer.body, notKept],
     );
   }
 

@@ -23,6 +23,15 @@ export const AnswerCarriesSecret = (...fields: [string, ...string[]]): MethodDec
 export const AnswerIsSingleUseSecret = (): MethodDecorator =>
   applyDecorators(SetMetadata(SECRET_ANSWER, { kind: 'not_kept' } satisfies SecretAnswerRule), NoStore());
 
+export const PERSONAL_ANSWER = Symbol('idempotency:personal-answer');
+
+/**
+ * The answer may carry personal data (SSNs): a kept answer is sealed (AES-256-GCM, the service's
+ * sealing key) and opened only to be replayed; without a sealing key only its status is kept.
+ * Never cached.
+ */
+export const AnswerCarriesPersonalData = (): MethodDecorator => applyDecorators(SetMetadata(PERSONAL_ANSWER, true), NoStore());
+
 /** The body as it may be kept: `withhold` fields left out of a JSON object, key order kept. */
 export function keepableBody(body: unknown, rule: SecretAnswerRule | undefined): unknown {
   if (rule?.kind !== 'withhold' || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
