@@ -67,7 +67,7 @@ describeWithPostgres('reconciliation reads', () => {
   const P = { prevYear: randomUUID(), jan: randomUUID(), febA, febB, mar: randomUUID(), empty: randomUUID(), onlyB: randomUUID(), unknown: randomUUID(), big: randomUUID() };
   const [p1, p2, p3] = [randomUUID(), randomUUID(), randomUUID()];
   const benefits = { k401: '', roth: '', after: '', medical: '', otherB: '', west: '' };
-  const descriptions = { k401: 'Acme "Gold" 401(k), safe harbor', roth: 'Roth 401(k)', after: 'After-tax savings', medical: 'Medical, PPO' };
+  const descriptions = { k401: 'Acme "Gold" 401(k), safe harbor', roth: 'Roth 401(k)', after: '=HYPERLINK("https://attacker.example/","After-tax savings")', medical: 'Medical, PPO' };
   const D = { missing: randomUUID(), mismatch: randomUUID(), drift: randomUUID(), overLimit: randomUUID(), unexpected: randomUUID(), ofB: randomUUID(), ofWest: randomUUID() };
   const discrepanciesOfA = new Map<string, DiscrepancyFixture>();
   let resultsOfA: StoredResult[] = [];
@@ -597,7 +597,8 @@ describeWithPostgres('reconciliation reads', () => {
             x.individual_id,
             x.benefit_id,
             x.benefit_type,
-            x.benefit_description,
+            // A text a spreadsheet would run as a formula is written as text (leading apostrophe).
+            /^[=+\-@\t\r]/.test(x.benefit_description) ? `'${x.benefit_description}` : x.benefit_description,
             x.employee_pre_tax,
             x.employee_roth,
             x.employee_after_tax,
@@ -621,6 +622,16 @@ describeWithPostgres('reconciliation reads', () => {
           const asJson = await ok(`/reconciliation/payments/${paymentId}/contributions`);
           expect(rows).toEqual(csvRowsOf(paymentId, asJson.body.contributions));
         }
+      });
+
+      it('writes a description a spreadsheet would run as a formula as text, with a leading apostrophe; JSON keeps it as stored', async () => {
+        const res = await ok(`/reconciliation/payments/${P.jan}/contributions?format=csv&benefit_id=${benefits.after}`);
+        const [header, ...rows] = parseCsv(res.text);
+        expect(rows.length).toBeGreaterThan(0);
+        for (const row of rows) expect(row[header.indexOf('benefit_description')]).toBe(`'${descriptions.after}`);
+        expect(res.text).not.toMatch(/(^|,)"?=HYPERLINK/m);
+        const asJson = await ok(`/reconciliation/payments/${P.jan}/contributions?benefit_id=${benefits.after}`);
+        expect(asJson.body.contributions.map((x: { benefit_description: string }) => x.benefit_description)).toEqual(rows.map(() => descriptions.after));
       });
 
       it('quotes a description holding a comma and quotes (RFC 4180)', async () => {
