@@ -211,6 +211,8 @@ export interface BenchService {
   pid: number;
   /** e.g. http://127.0.0.1:41234 */
   url: string;
+  /** Every instance's, when this stands for several (`together`); else only `url`. */
+  urls?: string[];
   stats: ProcessStats;
   output(): string;
   stop(): Promise<void>;

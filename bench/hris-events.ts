@@ -117,6 +117,12 @@ export interface ThroughputRun {
    * its main thread is the limit. The first instance's with --instances.
    */
   service_event_loop_busy_percent?: number;
+  /**
+   * The mean size of what the service batched until every job was complete, over every
+   * instance: HRIS events per consumer transaction (`messages_applied_per_transaction`) and
+   * messages per outbox relay round (`outbox_messages_per_round`). Larger is cheaper per event.
+   */
+  batch_means?: { events_per_transaction: number | null; messages_per_relay_round: number | null };
   database_cpu_seconds: number;
   /** PostgreSQL's CPU from the first produce until every job is complete (the job workers' statements too). */
   database_cpu_seconds_end_to_end?: number;
@@ -272,6 +278,7 @@ export interface HrisEventsResult {
     end_to_end_events_per_second: number;
     service_cpu_ms_per_event: number;
     service_event_loop_busy_percent: number | null;
+    batch_means: ThroughputRun['batch_means'] | null;
     database_cpu_ms_per_event: number;
     database_cpu_ms_per_event_end_to_end: number;
   }[];
@@ -435,6 +442,7 @@ export async function throughputRun(
   const cpuBefore = service.stats.cpuSeconds();
   const dbBefore = await dbCpu.snapshot();
   const busyBefore = await eventLoopBusySeconds(service.url);
+  const batchesBefore = await batchTotals(service.urls ?? [service.url]);
 
   const started = Date.now();
   const producer = await scope.producer();
@@ -453,6 +461,7 @@ export async function throughputRun(
     ? consumedAt
     : await until(async () => (await openJobsSince(db, runStart)) === 0, timeoutMs, `completing the jobs of ${events} events`);
   const dbEnd = await dbCpu.snapshot();
+  const batchesAfter = await batchTotals(service.urls ?? [service.url]);
   const walAfter = await walPosition(db);
   const tables = tablesBefore && tableActivityBetween(tablesBefore, await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)));
 
@@ -479,6 +488,7 @@ export async function throughputRun(
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
     ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / ((consumedAt - started) / 1000)) * 100, 1) }),
+    batch_means: batchMeans(batchesBefore, batchesAfter),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
     ...(tables && { table_activity: tables }),
@@ -491,6 +501,31 @@ async function eventLoopBusySeconds(url: string): Promise<number | null> {
   const text = await fetch(`${url}/metrics`).then((r) => r.text());
   const value = /^nodejs_eventloop_busy_seconds_total (\S+)$/m.exec(text)?.[1];
   return value === undefined ? null : Number(value);
+}
+
+/** Sums and counts of the two batch-size histograms, added over the instances' /metrics. */
+interface BatchTotals {
+  transactions: { sum: number; count: number };
+  relayRounds: { sum: number; count: number };
+}
+
+async function batchTotals(urls: readonly string[]): Promise<BatchTotals> {
+  const totals: BatchTotals = { transactions: { sum: 0, count: 0 }, relayRounds: { sum: 0, count: 0 } };
+  for (const url of urls) {
+    const text = await fetch(`${url}/metrics`).then((r) => r.text());
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+    totals.transactions.sum += value(new RegExp(`^messages_applied_per_transaction_sum\\{consumer="${HRIS_CONSUMER}"\\} (\\S+)$`, 'm'));
+    totals.transactions.count += value(new RegExp(`^messages_applied_per_transaction_count\\{consumer="${HRIS_CONSUMER}"\\} (\\S+)$`, 'm'));
+    totals.relayRounds.sum += value(/^outbox_messages_per_round_sum (\S+)$/m);
+    totals.relayRounds.count += value(/^outbox_messages_per_round_count (\S+)$/m);
+  }
+  return totals;
+}
+
+function batchMeans(before: BatchTotals, after: BatchTotals): NonNullable<ThroughputRun['batch_means']> {
+  const mean = (b: { sum: number; count: number }, a: { sum: number; count: number }) =>
+    a.count > b.count ? round((a.sum - b.sum) / (a.count - b.count), 1) : null;
+  return { events_per_transaction: mean(before.transactions, after.transactions), messages_per_relay_round: mean(before.relayRounds, after.relayRounds) };
 }
 
 /** The server's WAL insert position (bytes since its start) and the full page images reported so far. */
@@ -841,6 +876,7 @@ const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START 
 /** One service's readings for throughputRun: the CPU of every instance, added. */
 export const together = (services: BenchService[]): BenchService => ({
   ...services[0],
+  urls: services.map((s) => s.url),
   stats: { cpuSeconds: () => services.reduce((sum, s) => sum + s.stats.cpuSeconds(), 0) } as BenchService['stats'],
 });
 
@@ -1073,6 +1109,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         services.map((r) => `${msPerEvent(r.service_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds_end_to_end)} ms`).join('; '),
     );
     console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
+    console.log(`mean events per consumer transaction / messages per relay round, by round: ${services.map((r) => `${r.batch_means?.events_per_transaction ?? '-'} / ${r.batch_means?.messages_per_relay_round ?? '-'}`).join('; ')}`);
     if (statements) {
       console.log(
         `SQL statements per event on the consumer path: ${statements.consumer_path_per_event} (${statements.consumer_path_per_event_without_transaction_control} without BEGIN/COMMIT); ` +
@@ -1148,6 +1185,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         end_to_end_events_per_second: r.end_to_end_events_per_second,
         service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
         service_event_loop_busy_percent: r.service_event_loop_busy_percent ?? null,
+        batch_means: r.batch_means ?? null,
         database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
         database_cpu_ms_per_event_end_to_end: round(((r.database_cpu_seconds_end_to_end ?? NaN) * 1000) / r.events, 3),
         wal_bytes_per_event: Math.round((r.wal?.bytes ?? NaN) / r.events),

@@ -12,7 +12,7 @@
  */
 import { runBenchmark } from './bench-database';
 import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, printTable, round, TargetCheck, writeResult } from './bench-service';
-import { benchEmployers, startHrisService, throughputRun, together, waitForMembers } from './hris-events';
+import { benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
 import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS } from './hris-kit';
 
 interface InstancesRun {
@@ -23,6 +23,8 @@ interface InstancesRun {
   /** Every instance's CPU, added, until every event was consumed. */
   service_cpu_ms_per_event: number;
   database_cpu_ms_per_event: number;
+  /** Mean HRIS events per consumer transaction and messages per relay round, over every instance. */
+  batch_means: ThroughputRun['batch_means'] | null;
   /** Partitions held by each instance during the run, by its client id. */
   partitions: Record<string, number[]>;
   /** Events of the run on each instance's partitions. */
@@ -67,13 +69,14 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         consumed_events_per_second: run.consumed_events_per_second,
         service_cpu_ms_per_event: round((run.service_cpu_seconds * 1000) / events, 2),
         database_cpu_ms_per_event: round((run.database_cpu_seconds * 1000) / events, 2),
+        batch_means: run.batch_means ?? null,
         partitions: Object.fromEntries([...held].sort()),
         events_by_instance: eventsBy,
       });
     }
 
     printTable(
-      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'partitions per instance', 'events per instance (approx.)'],
+      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)'],
       runs.map((r) => [
         r.instances,
         r.events,
@@ -81,6 +84,8 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         r.consumed_events_per_second,
         `${r.service_cpu_ms_per_event} ms`,
         `${r.database_cpu_ms_per_event} ms`,
+        r.batch_means?.events_per_transaction ?? '-',
+        r.batch_means?.messages_per_relay_round ?? '-',
         Object.entries(r.partitions).map(([m, p]) => `${m}: ${p.join(',')}`).join('; '),
         Object.values(r.events_by_instance).join(' / '),
       ]),

@@ -2,6 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Buckets of the batch-size histograms, up to KAFKA_BATCH_MAX's largest value. */
+const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
+
 /** Prometheus metrics of one process. One registry per app instance, so tests stay isolated. */
 @Injectable()
 export class Metrics {
@@ -19,6 +22,14 @@ export class Metrics {
     name: 'outbox_messages_published_total',
     help: 'Outbox messages handed to the transport',
     labelNames: ['topic'] as const,
+    registers: [this.registry],
+  });
+
+  /** Messages per relay round that published any: like a batch's size, the relay's cost per message falls as it grows. */
+  readonly outboxRoundMessages = new Histogram({
+    name: 'outbox_messages_per_round',
+    help: 'Outbox messages published per relay round (rounds that published any)',
+    buckets: BATCH_SIZE_BUCKETS,
     registers: [this.registry],
   });
 
@@ -52,6 +63,19 @@ export class Metrics {
     name: 'messages_consumed_total',
     help: 'Inbound messages by consumer and outcome (applied, duplicate, dead_lettered)',
     labelNames: ['consumer', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * Inbound messages per committed batch transaction. Near KAFKA_BATCH_MAX the consumer is behind
+   * its partitions and applies full batches, its cheapest per message; small batches mean it
+   * keeps up, each batch's fixed cost (its statements and commit) spread over fewer messages.
+   */
+  readonly messagesPerTransaction = new Histogram({
+    name: 'messages_applied_per_transaction',
+    help: 'Inbound messages per committed batch transaction, by consumer',
+    labelNames: ['consumer'] as const,
+    buckets: BATCH_SIZE_BUCKETS,
     registers: [this.registry],
   });
 

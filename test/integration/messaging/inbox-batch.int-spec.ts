@@ -47,6 +47,13 @@ describeWithPostgres('inbox batches (PostgreSQL)', () => {
     return metric.values.find((v) => v.labels.consumer === handler.consumer && v.labels.outcome === outcome)?.value ?? 0;
   };
 
+  /** `messages_applied_per_transaction` of the handler: transactions and their messages so far. */
+  const perTransaction = async (): Promise<{ count: number; sum: number }> => {
+    const values = (await metrics.messagesPerTransaction.get()).values.filter((v) => v.labels.consumer === handler.consumer);
+    const of = (name: string) => values.find((v) => v.metricName === `messages_applied_per_transaction_${name}`)?.value ?? 0;
+    return { count: of('count'), sum: of('sum') };
+  };
+
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
     ({ dataSource, database } = await openTestDataSource(4));
@@ -70,12 +77,16 @@ describeWithPostgres('inbox batches (PostgreSQL)', () => {
     const second = inbound({ key: 'k', seq: 2 });
     const third = inbound({ key: 'k', seq: 3 });
 
+    const transactionsBefore = await perTransaction();
     const outcomes = await processor.processBatch(handler, [first, second, third, { ...second, headers: { ...second.headers } }]);
 
     expect(outcomes).toEqual(['duplicate', 'applied', 'applied', 'duplicate']);
     expect((await effects(dataSource, handler.consumer)).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(await inboxIds()).toEqual([first, second, third].map((m) => m.headers['message-id']).sort());
     expect({ applied: await consumed('applied'), duplicate: await consumed('duplicate') }).toEqual({ applied: 3, duplicate: 2 });
+    // One transaction of four messages (the single message before it is not a batch).
+    const transactionsAfter = await perTransaction();
+    expect({ count: transactionsAfter.count - transactionsBefore.count, sum: transactionsAfter.sum - transactionsBefore.sum }).toEqual({ count: 1, sum: 4 });
   });
 
   it('rolls back only a poison message: the rest commit, the poison is dead-lettered with its inbox row in the same commit', async () => {

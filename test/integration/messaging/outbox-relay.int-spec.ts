@@ -401,6 +401,24 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     expect(transport.published.find((m) => m.topic === `${TOPIC}.other`)?.headers).toEqual({ 'message-id': ids[5], 'message-type': 'TestHappened' });
   });
 
+  it('counts the messages published by topic, and the messages of each round that published any', async () => {
+    const metrics = new Metrics();
+    const relay = new OutboxRelay(dataSource, new RecordingTransport(), new OutboxSignal(), metrics, relaySettings({ batchSize: 20 }));
+    relays.push(relay);
+    await write([...Array.from({ length: 30 }, (_, n) => message(`key-${n}`, n)), { ...message('key-0', 30), topic: `${TOPIC}.other` }]);
+    const rounds: number[] = [];
+    for (let published = await relay.publishRound(); published > 0; published = await relay.publishRound()) rounds.push(published);
+    expect(rounds.reduce((a, b) => a + b, 0)).toBe(31);
+    const byTopic = (await metrics.outboxPublished.get()).values.map((v) => [v.labels.topic, v.value]);
+    expect(Object.fromEntries(byTopic)).toEqual({ [TOPIC]: 30, [`${TOPIC}.other`]: 1 });
+    const perRound = (await metrics.outboxRoundMessages.get()).values;
+    expect(perRound.find((v) => v.metricName === 'outbox_messages_per_round_count')?.value).toBe(rounds.length);
+    expect(perRound.find((v) => v.metricName === 'outbox_messages_per_round_sum')?.value).toBe(31);
+    // An empty round observes nothing.
+    expect(await relay.publishRound()).toBe(0);
+    expect((await metrics.outboxRoundMessages.get()).values.find((v) => v.metricName === 'outbox_messages_per_round_count')?.value).toBe(rounds.length);
+  });
+
   it('keeps each message\'s own headers, and its id and type over any header of the same name', async () => {
     const [id] = await write([{ ...message('headers', 1), headers: { 'trace-id': 't-1', 'message-type': 'spoofed' } }]);
     const transport = new RecordingTransport();

@@ -187,7 +187,10 @@ export class MessageProcessor {
       this.metrics.messageRetries.inc({ consumer: handler.consumer });
       throw error;
     }
-    for (const outcome of outcomes) this.metrics.messagesConsumed.inc({ consumer: handler.consumer, outcome });
+    const byOutcome = new Map<ProcessOutcome, number>();
+    for (const outcome of outcomes) byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
+    for (const [outcome, count] of byOutcome) this.metrics.messagesConsumed.inc({ consumer: handler.consumer, outcome }, count);
+    if (outcomes.length > 0) this.metrics.messagesPerTransaction.observe({ consumer: handler.consumer }, outcomes.length);
     return outcomes;
   }
 

@@ -175,6 +175,7 @@ export class OutboxRelay {
     const perTopic = new Map<string, number>();
     for (const m of messages) perTopic.set(m.topic, (perTopic.get(m.topic) ?? 0) + 1);
     for (const [topic, count] of perTopic) this.metrics.outboxPublished.inc({ topic }, count);
+    if (messages.length > 0) this.metrics.outboxRoundMessages.observe(messages.length);
     return { published: messages.length, full: messages.length >= this.settings.batchSize || lanes.length >= this.settings.lanesPerRound };
   }
 
