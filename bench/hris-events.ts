@@ -22,7 +22,7 @@
  *
  *   npx ts-node --transpile-only bench/hris-events.ts [--quick] [--events=N] [--volume-events=N]
  *     [--paced-rate=R] [--paced-seconds=S] [--consumer-only-events=N] [--statements-events=N]
- *     [--result=NAME] [--keep-database] [--instances=N] [--warm-up-events=N]
+ *     [--result=NAME] [--keep-database] [--instances=N] [--warm-up-events=N] [--inbox-history-days=N]
  *
  * --volume-events (default 100,000; 0 with --quick) is the second, larger throughput run;
  * --statements-events (default 5,000; 0 skips it) sizes the statement count, --consumer-only-events
@@ -32,6 +32,9 @@
  * KAFKA_BATCH_MAX=<n> is passed to the service; --keep-database leaves the database for EXPLAIN.
  * --instances=N runs N services in one consumer group, their CPU added (default 1);
  * --warm-up-events=0 makes the first round a cold start.
+ * --inbox-history-days=N (at most 6, inside the inbox's 7 days of retention) first fills N past
+ * days' inbox partitions with --inbox-history-keys-per-day (default 200,000) keys each, as a
+ * service running for a while has them: every claim of a new key searches the days kept.
  *
  * The service runs compiled in a child process (bench-service.ts) with production settings
  * (pool of 10, 4 job workers, 3 partitions consumed at once). BENCH_CPU_PROF=<dir> profiles it.
@@ -501,6 +504,28 @@ async function eventLoopBusySeconds(url: string): Promise<number | null> {
   const text = await fetch(`${url}/metrics`).then((r) => r.text());
   const value = /^nodejs_eventloop_busy_seconds_total (\S+)$/m.exec(text)?.[1];
   return value === undefined ? null : Number(value);
+}
+
+/**
+ * The inbox of a service that has run for `days` days: each past day's partition (named and
+ * bounded as PartitionUpkeep makes them) holding `keysPerDay` HRIS keys spread over the day and
+ * over the employers' connections (the scope of an HRIS event's id).
+ */
+async function fillInboxHistory(db: DataSource, scopes: string[], days: number, keysPerDay: number): Promise<void> {
+  const dayOf = (at: Date) => at.toISOString().slice(0, 10);
+  for (let d = 1; d <= days; d++) {
+    const day = dayOf(new Date(Date.now() - d * 86_400_000));
+    const next = dayOf(new Date(Date.now() - (d - 1) * 86_400_000));
+    const name = `inbox_messages_p${day.replace(/-/g, '')}`;
+    await db.query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF inbox_messages FOR VALUES FROM ('${day} 00:00:00+00') TO ('${next} 00:00:00+00')`);
+    await db.query(
+      `INSERT INTO ${name} (consumer, scope, message_id, topic, received_at)
+       SELECT $1, ($2::text[])[1 + n % cardinality($2::text[])], gen_random_uuid()::text, $3, $4::timestamptz + (n % 86000) * interval '1 second'
+       FROM generate_series(1, $5::int) AS n`,
+      [HRIS_CONSUMER, scopes, HRIS_TOPIC, `${day}T00:00:00Z`, keysPerDay],
+    );
+  }
+  await db.query(`VACUUM ANALYZE inbox_messages`);
 }
 
 /** Sums and counts of the two batch-size histograms, added over the instances' /metrics. */
@@ -1009,6 +1034,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
   const warmUpEvents = Number(argValue('warm-up-events') ?? WARM_UP_EVENTS);
   const keepDatabase = process.argv.includes('--keep-database');
   const instanceCount = Math.max(1, Number(argValue('instances') ?? 1));
+  const historyDays = Math.min(6, Math.max(0, Number(argValue('inbox-history-days') ?? 0)));
+  const historyKeysPerDay = Number(argValue('inbox-history-keys-per-day') ?? 200_000);
   await ensureKafka();
   const scope = new KafkaScope('bench-hris');
   let stopInstances: (() => Promise<void>) | undefined;
@@ -1027,6 +1054,11 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const employers = await benchEmployers(service, scope);
     const covered = new Set(employers.map((e) => partitionOf(e.connectionId, scope.physical(HRIS_TOPIC)))).size;
     console.log(`${employers.length} employers of 50 employees (every one with a policy), on ${covered} of ${PARTITIONS} partitions`);
+    if (historyDays > 0) {
+      const started = Date.now();
+      await fillInboxHistory(database.db, employers.map((e) => e.connectionId.toLowerCase()), historyDays, historyKeysPerDay);
+      console.log(`inbox history: ${historyDays} past days of ${historyKeysPerDay} keys each, made in ${round((Date.now() - started) / 1000, 1)} s`);
+    }
 
     // A service just started runs its first batches cold (JIT, prepared statements, pools): a
     // short stream first, not measured, so the figures are those of a running service.

@@ -40,6 +40,7 @@ import { DailyPartitions1798400000000 } from './migrations/1798400000000-daily-p
 import { OutboxBatches1798500000000 } from './migrations/1798500000000-outbox-batches';
 import { OneSagaEventIndex1798510000000 } from './migrations/1798510000000-one-saga-event-index';
 import { IdempotencyPersonalAnswers1798600000000 } from './migrations/1798600000000-idempotency-personal-answers';
+import { InboxClaimSentAfter1798700000000 } from './migrations/1798700000000-inbox-claim-sent-after';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -85,4 +86,5 @@ export const MIGRATIONS = [
   OutboxBatches1798500000000,
   OneSagaEventIndex1798510000000,
   IdempotencyPersonalAnswers1798600000000,
+  InboxClaimSentAfter1798700000000,
 ];

@@ -64,6 +64,13 @@ export interface MessageHandler {
    * itself (outbox UUIDs) are unique everywhere.
    */
   messageScopeOf?(message: InboundMessage): string;
+  /**
+   * When the message was sent, as the message itself says (an HRIS event's `occurred_at`): no
+   * copy of it can have been received more than a day before, so the inbox looks for earlier
+   * copies only from then, one daily partition per day rather than every retained day's.
+   * Undefined (the default): it looks in every day kept.
+   */
+  sentAtOf?(message: InboundMessage): Date | undefined;
   handle(message: InboundMessage, manager: EntityManager): Promise<void>;
   /**
    * Applies a run of messages (already claimed in the inbox, in their order) set-wise, in the

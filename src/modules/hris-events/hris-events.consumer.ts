@@ -11,6 +11,7 @@ import { defaultMessageId } from '../../infrastructure/messaging/inbox/message-p
 import { TOPICS } from '../../infrastructure/messaging/topics';
 import { BenefitsRepository } from '../benefits/benefits.repository';
 import { isUuid } from '../employer/dto/uuid-param';
+import { isInstant } from './dto/hris-event.dto';
 import { validateHrisEvent } from './hris-event-validation';
 
 /** The inbox consumer name of HRIS events: their ids are deduplicated under it. */
@@ -66,6 +67,19 @@ export class HrisEventsConsumer implements MessageHandler {
     if (typeof connectionId === 'string' && isUuid(connectionId)) return connectionId.toLowerCase();
     const application = message.headers[HRIS_APPLICATION_HEADER];
     return application ? `application:${application}` : '';
+  }
+
+  /**
+   * The event's `occurred_at`: a copy of it cannot have reached the inbox more than a day (the
+   * clocks' slack, inbox_claim) before it happened, so only the inbox's days since then are
+   * searched for one. Copies of one event carry the same `occurred_at`. Not a valid instant: every
+   * day is searched.
+   */
+  sentAtOf(message: InboundMessage): Date | undefined {
+    const occurredAt = bodyField(message, 'occurred_at');
+    if (!isInstant(occurredAt)) return undefined;
+    const at = new Date(occurredAt);
+    return Number.isNaN(at.getTime()) ? undefined : at;
   }
 
   async handle(message: InboundMessage, manager: EntityManager): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { loadConfig } from '../../../src/config/app-config';
 import {
   DailyPartitionedTable,
@@ -159,6 +159,57 @@ describeWithPostgres('PartitionUpkeep (PostgreSQL)', () => {
     expect(await processor.process(handler, message(id))).toBe('duplicate');
     expect(await processor.processBatch(handler, [message(id), message(randomUUID())])).toEqual(['duplicate', 'applied']);
     expect(await effects(dataSource, handler.consumer)).toHaveLength(2);
+  });
+
+  it('recognises such a redelivery when the handler says when the message was sent, alone and in a batch', async () => {
+    await createEffectsTable(dataSource);
+    const processor = new MessageProcessor(new UnitOfWork(dataSource), new OutboxWriter(new OutboxSignal()), new Metrics());
+    // Set-wise, as the HRIS consumer is: a batch is claimed from its earliest send time.
+    const base = new EffectHandler('hris.events', `sent-at-${randomUUID().slice(0, 8)}`);
+    const handler = Object.assign(base, {
+      sentAtOf: (m: InboundMessage) => new Date((JSON.parse(m.value) as { sent_at: string }).sent_at),
+      handleBatch: async (batch: readonly InboundMessage[], manager: EntityManager) => {
+        for (const m of batch) await base.handle(m, manager);
+        return batch.map(() => null);
+      },
+    });
+    const message = (id: string, sentAt: Date): InboundMessage => ({
+      topic: handler.topic,
+      key: 'k',
+      value: JSON.stringify({ key: 'k', seq: 1, sent_at: sentAt.toISOString() }),
+      headers: { 'message-id': id },
+    });
+    const twoDaysAgo = new Date(Date.now() - 2 * DAY_MS);
+    const id = randomUUID();
+    expect(await processor.process(handler, message(id, twoDaysAgo))).toBe('applied');
+    await upkeep().round(daysFromNow(-2));
+    await dataSource.query(`UPDATE inbox_messages SET received_at = received_at - interval '2 days' WHERE consumer = $1`, [handler.consumer]);
+
+    expect(await processor.process(handler, message(id, twoDaysAgo))).toBe('duplicate');
+    expect(await processor.processBatch(handler, [message(randomUUID(), new Date()), message(id, twoDaysAgo)])).toEqual(['applied', 'duplicate']);
+    expect(await effects(dataSource, handler.consumer)).toHaveLength(2);
+  });
+
+  it('looks for an earlier copy from a day before the message was sent, and everywhere when that is unknown', async () => {
+    const consumer = `sent-after-${randomUUID().slice(0, 8)}`;
+    const claim = (id: string, sentAt: Date | null) =>
+      dataSource.query(`SELECT claimed_id FROM inbox_claim($1, 't', ARRAY[''], ARRAY[$2], $3::timestamptz)`, [consumer, id, sentAt]);
+    // A copy first received three days ago, in that day's partition.
+    await upkeep().round(daysFromNow(-3));
+    await dataSource.query(`INSERT INTO inbox_messages (consumer, scope, message_id, topic, received_at) VALUES ($1, '', 'old', 't', $2)`, [consumer, daysFromNow(-3)]);
+    expect(await partitionOfRow(`inbox_messages WHERE consumer = $1`, [consumer])).toBe(partitionName('inbox_messages', dayOf(daysFromNow(-3))));
+    // Sent three days ago (or up to a day after its copy was received, the clocks' slack): a duplicate.
+    expect(await claim('old', daysFromNow(-3))).toEqual([]);
+    expect(await claim('old', new Date(daysFromNow(-3).getTime() + 20 * 3600_000))).toEqual([]);
+    // Unknown send time (NULL, or the four-argument call): every day is searched.
+    expect(await claim('old', null)).toEqual([]);
+    expect(await dataSource.query(`SELECT claimed_id FROM inbox_claim($1, 't', ARRAY[''], ARRAY['old'])`, [consumer])).toEqual([]);
+    // A send time in the future counts as now: yesterday and today are still searched.
+    await dataSource.query(`INSERT INTO inbox_messages (consumer, scope, message_id, topic, received_at) VALUES ($1, '', 'recent', 't', $2)`, [consumer, new Date(Date.now() - 6 * 3600_000)]);
+    expect(await claim('recent', daysFromNow(30))).toEqual([]);
+    // Said to be sent today, the copy of three days ago is not looked for: the message is new to the inbox.
+    expect(await claim('old', new Date())).toEqual([{ claimed_id: 'old' }]);
+    expect(await dataSource.query(`SELECT count(*)::int AS n FROM inbox_messages WHERE consumer = $1 AND message_id = 'old'`, [consumer])).toEqual([{ n: 2 }]);
   });
 
   it('makes a claim of a key wait for a claim of it in flight, whichever day that one lands on', async () => {

@@ -59,6 +59,16 @@ export interface InboxKey {
   id: string;
 }
 
+/** The earliest of the messages' send times; undefined when any is unknown (every day is then searched). */
+const earliestOf = (sentAts: readonly (Date | undefined)[]): Date | undefined => {
+  let earliest: Date | undefined;
+  for (const at of sentAts) {
+    if (at === undefined) return undefined;
+    if (earliest === undefined || at < earliest) earliest = at;
+  }
+  return earliest;
+};
+
 /** One string per inbox key, for sets and maps (no text PostgreSQL stores holds a NUL). */
 const keyText = (key: InboxKey): string => `${key.scope}\u0000${key.id}`;
 
@@ -131,14 +141,14 @@ export class MessageProcessor {
   ) {}
 
   async process(handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
-    const { key, problem } = this.inspect(handler, message);
+    const { key, problem, sentAt } = this.inspect(handler, message);
     let outcome: ProcessOutcome;
     if (problem !== undefined) {
       outcome = await this.deadLetter(handler, message, key, problem);
     } else {
       try {
         outcome = await this.uow.transaction(async (manager) => {
-          if (!(await this.claim(manager, handler, key, message.topic))) return 'duplicate';
+          if (!(await this.claim(manager, handler, key, message.topic, sentAt))) return 'duplicate';
           await handler.handle(message, manager);
           return 'applied';
         });
@@ -209,7 +219,14 @@ export class MessageProcessor {
       inspected.forEach(({ key, problem }, i) => {
         if (problem === undefined && !first.has(keyText(key))) first.set(keyText(key), i);
       });
-      const claimed = await this.claimMany(manager, handler, [...first.values()].map((i) => inspected[i].key), messages[0].topic);
+      const firsts = [...first.values()];
+      const claimed = await this.claimMany(
+        manager,
+        handler,
+        firsts.map((i) => inspected[i].key),
+        messages[0].topic,
+        earliestOf(firsts.map((i) => inspected[i].sentAt)),
+      );
       const toApply = [...first].filter(([text]) => claimed.has(text)).map(([, i]) => i);
       const reasons = toApply.length === 0 ? [] : await handler.handleBatch!(toApply.map((i) => messages[i]), manager);
       const poison: { index: number; reason: string; claimed: boolean }[] = [];
@@ -230,14 +247,18 @@ export class MessageProcessor {
     });
   }
 
-  /** Claims many inbox keys for the consumer in one statement; answers those it claimed (keyText; the rest were there). */
-  private async claimMany(manager: EntityManager, handler: MessageHandler, keys: InboxKey[], topic: string): Promise<Set<string>> {
+  /**
+   * Claims many inbox keys for the consumer in one statement; answers those it claimed (keyText;
+   * the rest were there). `sentAt`: the earliest the messages say they were sent, if all say so.
+   */
+  private async claimMany(manager: EntityManager, handler: MessageHandler, keys: InboxKey[], topic: string, sentAt?: Date): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    // inbox_claim (migration 1798400000000): the inbox is partitioned by day, so no unique key
-    // spans the days; the function serialises claims of a key and looks in every partition.
+    // inbox_claim (migrations 1798400000000, 1798700000000): the inbox is partitioned by day, so no
+    // unique key spans the days; the function serialises claims of a key and looks in the
+    // partitions from a day before `sentAt` (every one without it).
     const rows: InboxKey[] = await manager.query(
-      `SELECT claimed_scope AS scope, claimed_id AS id FROM inbox_claim($1, $2, $3::text[], $4::text[])`,
-      [handler.consumer, topic, keys.map((k) => k.scope), keys.map((k) => k.id)],
+      `SELECT claimed_scope AS scope, claimed_id AS id FROM inbox_claim($1, $2, $3::text[], $4::text[], $5::timestamptz)`,
+      [handler.consumer, topic, keys.map((k) => k.scope), keys.map((k) => k.id), sentAt ?? null],
     );
     return new Set(rows.map(keyText));
   }
@@ -290,11 +311,11 @@ export class MessageProcessor {
 
   /** One message of a batch, under its savepoint (see processBatch). */
   private async applyInBatch(manager: EntityManager, handler: MessageHandler, message: InboundMessage): Promise<ProcessOutcome> {
-    const { key, problem } = this.inspect(handler, message);
+    const { key, problem, sentAt } = this.inspect(handler, message);
     if (problem !== undefined) return this.writeDeadLetter(manager, handler, message, key, problem);
     try {
       return await this.uow.savepoint(async () => {
-        const claimed = await this.claim(manager, handler, key, message.topic);
+        const claimed = await this.claim(manager, handler, key, message.topic, sentAt);
         if (claimed) await handler.handle(message, manager);
         return claimed ? 'applied' : 'duplicate';
       });
@@ -310,21 +331,22 @@ export class MessageProcessor {
    * JSON) when that is so. Every transport carries JSON; a handler's own JSON.parse would throw
    * a SyntaxError that looks transient and would block the partition forever.
    */
-  private inspect(handler: MessageHandler, message: InboundMessage): { key: InboxKey; problem?: string } {
+  private inspect(handler: MessageHandler, message: InboundMessage): { key: InboxKey; problem?: string; sentAt?: Date } {
     const id = handler.messageIdOf?.(message) ?? defaultMessageId(message);
     const scope = handler.messageScopeOf?.(message) ?? '';
     const notJson = message.unreadable ?? jsonProblemOf(message);
     if (id === undefined) return { key: { scope, id: `no-id:${randomUUID()}` }, problem: notJson ?? 'message has no id' };
-    return notJson === undefined ? { key: { scope, id } } : { key: { scope, id }, problem: notJson };
+    return notJson === undefined ? { key: { scope, id }, sentAt: handler.sentAtOf?.(message) } : { key: { scope, id }, problem: notJson };
   }
 
   /** Records the inbox key for this consumer; false when it was already there. */
-  private async claim(manager: EntityManager, handler: MessageHandler, key: InboxKey, topic: string): Promise<boolean> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM inbox_claim($1, $2, ARRAY[$3::text], ARRAY[$4::text])`, [
+  private async claim(manager: EntityManager, handler: MessageHandler, key: InboxKey, topic: string, sentAt?: Date): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM inbox_claim($1, $2, ARRAY[$3::text], ARRAY[$4::text], $5::timestamptz)`, [
       handler.consumer,
       topic,
       key.scope,
       key.id,
+      sentAt ?? null,
     ]);
     return rows.length > 0;
   }
