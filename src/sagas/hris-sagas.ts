@@ -35,7 +35,16 @@ export class HrisSagas implements OnModuleInit {
     this.bus.subscribe([HrisEventAccepted], (accepted) => this.run(accepted));
   }
 
-  async run(accepted: readonly HrisEventAccepted[]): Promise<void> {
+  async run(events: readonly HrisEventAccepted[]): Promise<void> {
+    // One saga per event: an event whose id already started one in its connection was applied
+    // (the inbox forgot it: it searches only the days since the event happened, and keeps a
+    // week). Refused, so it is dead-lettered rather than applied twice or retried for ever.
+    const started = await this.sagas.eventsWithSagas(events.map((a) => ({ eventId: a.event.id, connectionId: a.scope.connection.id })));
+    const accepted = events.filter((a) => {
+      if (!started.has(`${a.event.id.toLowerCase()}/${a.scope.connection.id}`)) return true;
+      a.refuse(`Event ${a.event.id} was already applied to connection ${a.scope.connection.id}: an event id is used once`);
+      return false;
+    });
     const now = this.clock.now();
     const hires = accepted.filter((a) => a.event.type === 'EmployeeHired');
     const terminations = accepted.filter((a) => a.event.type === 'EmployeeTerminated');

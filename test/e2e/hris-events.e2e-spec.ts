@@ -226,6 +226,21 @@ describeWithPostgres('HRIS events and their sagas', () => {
       expect((await post(event)).body.outcome).toBe('duplicate');
     });
 
+    it('an event already applied that the inbox no longer holds is dead-lettered, not applied twice', async () => {
+      const event = envelope('ContributionChanged', { individual_id: people[4], benefit_id: plan, configuration: { employee_deduction: percent(300) } });
+      expect((await post(event)).body.outcome).toBe('applied');
+      const counts = async () => (await db().query(`SELECT (SELECT count(*) FROM jobs)::int AS jobs, (SELECT count(*) FROM sagas)::int AS sagas`))[0];
+      const before = await counts();
+      // As if the inbox had forgotten it: it searches from a day before an event happened, and keeps a week.
+      await db().query(`DELETE FROM inbox_messages WHERE consumer = 'hris-sagas' AND message_id = $1`, [event.id]);
+      const again = await post(event);
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ id: event.id, outcome: 'dead_lettered', reason: expect.stringContaining(`Event ${event.id} was already applied`) });
+      expect(await counts()).toEqual(before);
+      // Its dead letter is recorded once.
+      expect((await post(event)).body.outcome).toBe('duplicate');
+    });
+
     it('an event of another application’s connection is rejected, not applied nor dead-lettered', async () => {
       const other = await createApplication(service);
       const event = envelope('EmployeeHired', { individual_id: people[3], start_date: '2026-07-01' });

@@ -284,6 +284,20 @@ export class SagasRepository {
     }
   }
 
+  /**
+   * Of these events, those some saga was already started for in their connection, as
+   * `lower(event id)/connection id`: read through the sagas' unique index of an event.
+   */
+  async eventsWithSagas(events: readonly { eventId: string; connectionId: string }[]): Promise<Set<string>> {
+    if (events.length === 0) return new Set();
+    const rows: { event_id: string; connection_id: string }[] = await this.db.query(
+      `SELECT DISTINCT k.event_id, k.connection_id FROM unnest($1::text[], $2::uuid[]) AS k(event_id, connection_id)
+       WHERE EXISTS (SELECT 1 FROM sagas s WHERE lower(s.source_event_id) = k.event_id AND s.connection_id = k.connection_id AND s.source_event_id IS NOT NULL)`,
+      [events.map((e) => e.eventId.toLowerCase()), events.map((e) => e.connectionId)],
+    );
+    return new Set(rows.map((r) => `${r.event_id}/${r.connection_id}`));
+  }
+
   async find(id: string): Promise<Saga | undefined> {
     const rows: SagaRow[] = await this.db.query(
       `SELECT s.*, (SELECT array_agg(job_id::text) FROM saga_jobs WHERE saga_id = s.id) AS job_ids FROM sagas s WHERE s.id = $1`,

@@ -7,6 +7,7 @@ import { JobLeaseFunction1797700000000 } from '../../../src/infrastructure/datab
 import { JobWeights1797950000000 } from '../../../src/infrastructure/database/migrations/1797950000000-job-weights';
 import { JobQueue1798300000000 } from '../../../src/infrastructure/database/migrations/1798300000000-job-queue';
 import { DailyPartitions1798400000000 } from '../../../src/infrastructure/database/migrations/1798400000000-daily-partitions';
+import { InboxClaimSentAfter1798700000000 } from '../../../src/infrastructure/database/migrations/1798700000000-inbox-claim-sent-after';
 import { OutboxBatches1798500000000 } from '../../../src/infrastructure/database/migrations/1798500000000-outbox-batches';
 import {
   DOCUMENT_COLUMNS,
@@ -110,6 +111,8 @@ describeWithPostgres('migrations of the write path', () => {
       const migration = new OutboxPendingQueue1797600000000();
       // The outbox as this migration knew it: one plain table, not yet partitioned by day (1798400000000).
       const partitioned = new DailyPartitions1798400000000();
+      // Its inbox_claim() is the later migration's, taken back first.
+      await new InboxClaimSentAfter1798700000000().down(runner);
       await partitioned.down(runner);
       const insert = (key: string) =>
         runner.query(`INSERT INTO outbox_messages (message_id, topic, message_key, lane, type, payload) VALUES (gen_random_uuid(), 't', $1, 7, 'T', '{}') RETURNING id`, [key]);
