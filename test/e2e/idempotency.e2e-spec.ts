@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Module, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationInterface } from 'typeorm';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { DomainError } from '../../src/domain/shared/domain-error';
 import { IdempotencySecretAnswers1797930000000 } from '../../src/infrastructure/database/migrations/1797930000000-idempotency-secret-answers';
@@ -117,6 +117,24 @@ describeWithPostgres('Idempotency-Key on POST', () => {
     expect(replay.headers.get('content-type')).toMatch(/^application\/json/);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(first.headers.get('idempotent-replayed')).toBeNull();
+  }
+
+  /** Answers kept as before `migration` (status 200, under a scope of their own), then the migration run; answers the scope. */
+  async function keptBeforeMigration(rows: [string, string | null][], migration: MigrationInterface): Promise<string> {
+    const scope = `application:${freshKey()}`;
+    for (const [key, body] of rows) {
+      await dataSource.query(
+        `INSERT INTO idempotency_keys (scope, key, request_hash, attempt, status_code, response_body, created_at) VALUES ($1, $2, 'h', gen_random_uuid(), 200, $3, now())`,
+        [scope, key, body],
+      );
+    }
+    const runner = dataSource.createQueryRunner();
+    try {
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    return scope;
   }
 
   describe('the same key and request', () => {
@@ -451,19 +469,7 @@ describeWithPostgres('Idempotency-Key on POST', () => {
         ['list', JSON.stringify(['secret', 'access_token'])],
         ['empty', null],
       ];
-      const scope = `application:${freshKey()}`;
-      for (const [key, body] of rows) {
-        await dataSource.query(
-          `INSERT INTO idempotency_keys (scope, key, request_hash, attempt, status_code, response_body, created_at) VALUES ($1, $2, 'h', gen_random_uuid(), 200, $3, now())`,
-          [scope, key, body],
-        );
-      }
-      const runner = dataSource.createQueryRunner();
-      try {
-        await new IdempotencySecretAnswers1797930000000().up(runner);
-      } finally {
-        await runner.release();
-      }
+      const scope = await keptBeforeMigration(rows, new IdempotencySecretAnswers1797930000000());
       const left: { key: string; response_body: string | null }[] = await dataSource.query(
         `SELECT key, response_body FROM idempotency_keys WHERE scope = $1 ORDER BY key`,
         [scope],
@@ -552,19 +558,7 @@ describeWithPostgres('Idempotency-Key on POST', () => {
         ['no-ssn', JSON.stringify({ responses: [{ code: 200, body: { id: 'i2', first_name: 'Grace', ssn: null } }] })],
         ['other', JSON.stringify({ id: 'r1', note: 'an ssn is a number' })],
       ];
-      const scope = `application:${freshKey()}`;
-      for (const [key, body] of rows) {
-        await dataSource.query(
-          `INSERT INTO idempotency_keys (scope, key, request_hash, attempt, status_code, response_body, created_at) VALUES ($1, $2, 'h', gen_random_uuid(), 200, $3, now())`,
-          [scope, key, body],
-        );
-      }
-      const runner = dataSource.createQueryRunner();
-      try {
-        await new IdempotencyPersonalAnswers1798600000000().up(runner);
-      } finally {
-        await runner.release();
-      }
+      const scope = await keptBeforeMigration(rows, new IdempotencyPersonalAnswers1798600000000());
       const left: { key: string; response_body: string | null; response_not_kept: string | null }[] = await dataSource.query(
         `SELECT key, response_body, response_not_kept FROM idempotency_keys WHERE scope = $1 ORDER BY key`,
         [scope],
