@@ -66,7 +66,9 @@ import {
   writeResult,
 } from './bench-service';
 import {
+  brokerCpuSeconds,
   ensureKafka,
+  kafkaClusterBrokers,
   startPrivatePostgres,
   basic,
   createScratchDatabase,
@@ -127,6 +129,11 @@ export interface ThroughputRun {
    */
   batch_means?: { events_per_transaction: number | null; messages_per_relay_round: number | null };
   database_cpu_seconds: number;
+  /**
+   * The local brokers' CPU from the first produce until every job is complete: the HRIS stream
+   * in, and what the service publishes (its outbox, dead letters) and commits (offsets).
+   */
+  broker_cpu_seconds?: number;
   /** PostgreSQL's CPU from the first produce until every job is complete (the job workers' statements too). */
   database_cpu_seconds_end_to_end?: number;
   /** Each round's end-to-end events/s, in order, where the figures above are the median round's. */
@@ -178,6 +185,8 @@ export interface RawRun {
   seconds: number;
   events_per_second: number;
   cpu_seconds: number;
+  /** The local brokers' CPU over the timed span (the stream produced, when produced as it is consumed). */
+  broker_cpu_seconds?: number;
   /** Each repetition's events/s, in order; the figures above are the median repetition's. */
   repetitions?: number[];
 }
@@ -446,6 +455,8 @@ export async function throughputRun(
   const dbBefore = await dbCpu.snapshot();
   const busyBefore = await eventLoopBusySeconds(service.url);
   const batchesBefore = await batchTotals(service.urls ?? [service.url]);
+  const onCluster = scope.brokers === kafkaClusterBrokers();
+  const brokerBefore = brokerCpuSeconds(onCluster);
 
   const started = Date.now();
   const producer = await scope.producer();
@@ -464,6 +475,7 @@ export async function throughputRun(
     ? consumedAt
     : await until(async () => (await openJobsSince(db, runStart)) === 0, timeoutMs, `completing the jobs of ${events} events`);
   const dbEnd = await dbCpu.snapshot();
+  const brokerAfter = brokerCpuSeconds(onCluster);
   const batchesAfter = await batchTotals(service.urls ?? [service.url]);
   const walAfter = await walPosition(db);
   const tables = tablesBefore && tableActivityBetween(tablesBefore, await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)));
@@ -494,6 +506,7 @@ export async function throughputRun(
     batch_means: batchMeans(batchesBefore, batchesAfter),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
+    ...(Number.isFinite(brokerAfter - brokerBefore) && { broker_cpu_seconds: round(brokerAfter - brokerBefore, 2) }),
     ...(tables && { table_activity: tables }),
     wal: { bytes: Number(BigInt(walAfter.lsn_bytes) - BigInt(walBefore.lsn_bytes)), full_page_images: Number(walAfter.fpi) - Number(walBefore.fpi) },
   };
@@ -823,6 +836,8 @@ async function rawPipeline(
   let done: () => void;
   const finished = new Promise<void>((resolve) => (done = resolve));
   let cpuBefore = process.cpuUsage();
+  const onCluster = scope.brokers === kafkaClusterBrokers();
+  let brokerBefore = brokerCpuSeconds(onCluster);
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   let started = Date.now();
@@ -848,6 +863,7 @@ async function rawPipeline(
       // consumer.run resolves once the group is joined: from here the consumer waits on fetches.
       started = Date.now();
       cpuBefore = process.cpuUsage();
+      brokerBefore = brokerCpuSeconds(onCluster);
       await produce();
     }
     await Promise.race([
@@ -859,9 +875,16 @@ async function rawPipeline(
   }
   const elapsed = seconds(started);
   const cpu = process.cpuUsage(cpuBefore);
+  const broker = brokerCpuSeconds(onCluster) - brokerBefore;
   await consumer.disconnect();
   await pool.end();
-  return { events, seconds: round(elapsed, 2), events_per_second: Math.round(events / elapsed), cpu_seconds: round((cpu.user + cpu.system) / 1e6, 2) };
+  return {
+    events,
+    seconds: round(elapsed, 2),
+    events_per_second: Math.round(events / elapsed),
+    cpu_seconds: round((cpu.user + cpu.system) / 1e6, 2),
+    ...(Number.isFinite(broker) && { broker_cpu_seconds: round(broker, 2) }),
+  };
 }
 
 const latencyCells = (l: Latencies) => [l.p50_ms, l.p99_ms, l.max_ms];
@@ -886,7 +909,7 @@ function printTableActivity(tables: Record<string, TableActivity>, events: numbe
 }
 
 /** Statements of the service that are not the consumer path's (the bench's own reads are told apart too). */
-function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined {
+export function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | undefined {
   // The relay's lease, reads and deletes of the queue; not the writers' INSERT INTO outbox_pending (the consumer path's own).
   if (/outbox_lanes|FROM outbox_pending/.test(query)) return 'relay';
   // The job workers' lease, renewals, finish and purge (the queue of JobQueue1798300000000, and the columns of jobs before it).
@@ -1140,6 +1163,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       `CPU per event by round (service / PostgreSQL until consumed / PostgreSQL until every job is complete): ` +
         services.map((r) => `${msPerEvent(r.service_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds_end_to_end)} ms`).join('; '),
     );
+    console.log(
+      `the local brokers' CPU per event by round (service until every job is complete / raw pipeline / raw as produced): ` +
+        services.map((r, i) => `${msPerEvent(r.broker_cpu_seconds)} / ${msPerEvent(raws[i].broker_cpu_seconds)} / ${msPerEvent(rawsProduced[i].broker_cpu_seconds)} ms`).join('; '),
+    );
     console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
     console.log(`mean events per consumer transaction / messages per relay round, by round: ${services.map((r) => `${r.batch_means?.events_per_transaction ?? '-'} / ${r.batch_means?.messages_per_relay_round ?? '-'}`).join('; ')}`);
     if (statements) {
@@ -1213,13 +1240,16 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       consumer_only: consumerOnly,
       statements,
       // Every round's figures: the machine is shared, and a median round's CPU is one sample.
-      rounds: services.map((r) => ({
+      rounds: services.map((r, i) => ({
         end_to_end_events_per_second: r.end_to_end_events_per_second,
         service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
         service_event_loop_busy_percent: r.service_event_loop_busy_percent ?? null,
         batch_means: r.batch_means ?? null,
         database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
         database_cpu_ms_per_event_end_to_end: round(((r.database_cpu_seconds_end_to_end ?? NaN) * 1000) / r.events, 3),
+        broker_cpu_ms_per_event: round(((r.broker_cpu_seconds ?? NaN) * 1000) / r.events, 3),
+        raw_broker_cpu_ms_per_event: round(((raws[i].broker_cpu_seconds ?? NaN) * 1000) / r.events, 3),
+        raw_as_produced_broker_cpu_ms_per_event: round(((rawsProduced[i].broker_cpu_seconds ?? NaN) * 1000) / r.events, 3),
         wal_bytes_per_event: Math.round((r.wal?.bytes ?? NaN) / r.events),
         wal_full_page_images_per_event: round((r.wal?.full_page_images ?? NaN) / r.events, 3),
       })),

@@ -9,8 +9,8 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Admin, AssignerProtocol, Kafka, logLevel, Message, PartitionMetadata, Partitioners, Producer } from 'kafkajs';
@@ -493,6 +493,31 @@ export function kafkaBrokers(): string {
 /** The local three-broker cluster (`scripts/kafka/run up --brokers 3`), or KAFKA_CLUSTER_BROKERS. */
 export function kafkaClusterBrokers(): string {
   return process.env.KAFKA_CLUSTER_BROKERS || '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';
+}
+
+/**
+ * CPU seconds used so far by the local brokers that scripts/kafka/run started (its pid files):
+ * the single broker's, or the three-broker cluster's nodes added. NaN when none is found (a
+ * broker list of the caller's own), so a figure is never made up.
+ */
+export function brokerCpuSeconds(cluster: boolean): number {
+  const home = process.env.KAFKA_HOME_DIR || join(homedir(), '.cache', 'benefits-kafka');
+  const files = cluster ? [1, 2, 3].map((n) => join(home, 'cluster3', `node-${n}`, 'kafka.pid')) : [join(home, 'kafka.pid')];
+  const ticks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  let total = 0;
+  let found = 0;
+  for (const file of files) {
+    try {
+      const pid = readFileSync(file, 'utf8').trim();
+      // utime and stime: fields 14 and 15 of /proc/<pid>/stat, counted after the command's closing parenthesis.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / ticks;
+      found++;
+    } catch {
+      // not running, or not ours
+    }
+  }
+  return found === 0 ? NaN : total;
 }
 
 /** Whether every node of the three-broker cluster answers. */

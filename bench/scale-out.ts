@@ -6,14 +6,29 @@
  * expected (the instances, PostgreSQL and the brokers share its cores): the CPU per event is
  * what predicts a machine per instance.
  *
- *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000]
+ *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--statements]
+ *
+ * With `--statements`, the database is a PostgreSQL cluster of the benchmark's own with
+ * pg_stat_statements loaded, and each run also reports PostgreSQL's statements per event by who
+ * runs them (the work of applying events and groups, the relay, the job queue) and the statements whose time per event
+ * grew most from one instance to three: what each added instance costs the database, told
+ * apart into more calls (polling, smaller rounds) and dearer calls (contention).
  *
  * Starts the local cluster (`scripts/kafka/run up --brokers 3`) when it is not running.
  */
 import { runBenchmark } from './bench-database';
 import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, printTable, round, TargetCheck, writeResult } from './bench-service';
-import { benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
-import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS } from './hris-kit';
+import { DataSource } from 'typeorm';
+import { backgroundKind, benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
+import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS, PrivatePostgres, startPrivatePostgres } from './hris-kit';
+
+/** PostgreSQL's statements of one run, per event, by who runs them. */
+interface StatementsByRole {
+  /** Per role: statements and execution (and planning) time per event. */
+  roles: Record<string, { calls_per_event: number; exec_ms_per_event: number; plan_ms_per_event: number }>;
+  /** Every statement's calls and execution time per event, by its text (shortened). */
+  statements: Record<string, { calls_per_event: number; exec_ms_per_event: number }>;
+}
 
 interface InstancesRun {
   instances: number;
@@ -23,26 +38,93 @@ interface InstancesRun {
   /** Every instance's CPU, added, until every event was consumed. */
   service_cpu_ms_per_event: number;
   database_cpu_ms_per_event: number;
+  /** The three brokers' CPU, added, until every job was complete. */
+  broker_cpu_ms_per_event: number | null;
   /** Mean HRIS events per consumer transaction and messages per relay round, over every instance. */
   batch_means: ThroughputRun['batch_means'] | null;
   /** Partitions held by each instance during the run, by its client id. */
   partitions: Record<string, number[]>;
   /** Events of the run on each instance's partitions. */
   events_by_instance: Record<string, number>;
+  /** With --statements: PostgreSQL's statements per event, by role and by statement. */
+  statements?: StatementsByRole;
+}
+
+const STATEMENTS = 'pg_stat_statements';
+const ROLES = ['applying', 'relay', 'worker'] as const;
+
+/**
+ * A statement's role: the relay's; the job queue's (leases, renewals, finishes, table upkeep);
+ * else the work itself (`applying`): the consumers' batches and the enrollment groups' work,
+ * which share the ledger's statements (its locks among them).
+ */
+const roleOf = (query: string) => backgroundKind(query) ?? 'applying';
+
+async function statementsOfRun(db: DataSource, events: number): Promise<StatementsByRole> {
+  const rows: { query: string; calls: string; ms: number; plan_ms: number }[] = await db.query(
+    `SELECT query, calls, total_exec_time AS ms, total_plan_time AS plan_ms FROM ${STATEMENTS}
+     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  const per = (n: number) => round(n / events, 4);
+  const roles: StatementsByRole['roles'] = {};
+  const statements: StatementsByRole['statements'] = {};
+  for (const row of rows) {
+    const role = roleOf(row.query);
+    if (role === 'bench') continue;
+    const r = (roles[role] ??= { calls_per_event: 0, exec_ms_per_event: 0, plan_ms_per_event: 0 });
+    r.calls_per_event += Number(row.calls);
+    r.exec_ms_per_event += row.ms;
+    r.plan_ms_per_event += row.plan_ms;
+    const text = `${role}: ${row.query.replace(/\s+/g, ' ').slice(0, 100)}`;
+    const s = (statements[text] ??= { calls_per_event: 0, exec_ms_per_event: 0 });
+    s.calls_per_event += Number(row.calls);
+    s.exec_ms_per_event += row.ms;
+  }
+  for (const r of Object.values(roles)) Object.assign(r, { calls_per_event: per(r.calls_per_event), exec_ms_per_event: per(r.exec_ms_per_event), plan_ms_per_event: per(r.plan_ms_per_event) });
+  for (const s of Object.values(statements)) Object.assign(s, { calls_per_event: per(s.calls_per_event), exec_ms_per_event: per(s.exec_ms_per_event) });
+  return { roles, statements };
+}
+
+/** The statements whose execution time per event grew most from the first run to the last. */
+function printStatementGrowth(first: InstancesRun, last: InstancesRun, top = 10): void {
+  const a = first.statements!.statements;
+  const b = last.statements!.statements;
+  const texts = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const none = { calls_per_event: 0, exec_ms_per_event: 0 };
+  const growth = [...texts]
+    .map((text) => ({ text, before: a[text] ?? none, after: b[text] ?? none }))
+    .sort((x, y) => y.after.exec_ms_per_event - y.before.exec_ms_per_event - (x.after.exec_ms_per_event - x.before.exec_ms_per_event))
+    .slice(0, top);
+  console.log(`statements whose execution time per event grew most, ${first.instances} → ${last.instances} instances:`);
+  printTable(
+    ['ms/event', 'calls/event', 'statement'],
+    growth.map((g) => [`${g.before.exec_ms_per_event} → ${g.after.exec_ms_per_event}`, `${g.before.calls_per_event} → ${g.after.calls_per_event}`, g.text]),
+  );
 }
 
 const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 export async function measureScaleOut(options: BenchOptions): Promise<TargetCheck[]> {
   const events = Number(argValue('events') ?? (options.quick ? 5_000 : 10_000));
+  const withStatements = process.argv.includes('--statements');
   await ensureKafkaCluster();
   const brokers = kafkaClusterBrokers();
   const scope = new KafkaScope('bench-scale', brokers);
-  const database = await createScratchDatabase('bench_scale', undefined, 4);
+  let cluster: PrivatePostgres | undefined;
+  if (withStatements) {
+    cluster = await startPrivatePostgres(56_000 + Math.floor(Math.random() * 1_000), [
+      `shared_preload_libraries=${STATEMENTS}`,
+      `${STATEMENTS}.track=top`,
+      `${STATEMENTS}.track_planning=on`,
+      `${STATEMENTS}.max=10000`,
+    ]);
+  }
+  const database = await createScratchDatabase('bench_scale', cluster?.url, 4);
   const services: BenchService[] = [];
   try {
     const machine = await machineInfo(database.db);
     console.log(`machine: ${describeMachine(machine)}; three brokers at ${brokers}`);
+    if (withStatements) await database.db.query(`CREATE EXTENSION IF NOT EXISTS ${STATEMENTS}`);
     await scope.createTopics();
     const start = async (i: number) => services.push(await startHrisService(database.url, scope, { KAFKA_BROKERS: brokers, KAFKA_CLIENT_ID: `instance-${i}` }));
     await start(1);
@@ -58,6 +140,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       // Every configuration runs warm: its new instances' first batches are not measured.
       await throughputRun(scope, database.db, together(services), employers, Math.min(2_000, events), { seed: 3000 + instances });
       console.log(`${instances} instance(s): ${events} events ...`);
+      if (withStatements) await database.db.query(`SELECT ${STATEMENTS}_reset()`);
       const run = await throughputRun(scope, database.db, together(services), employers, events, { seed: 3100 + instances });
       const perEmployer = events / employers.length;
       const eventsBy: Record<string, number> = {};
@@ -69,14 +152,16 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         consumed_events_per_second: run.consumed_events_per_second,
         service_cpu_ms_per_event: round((run.service_cpu_seconds * 1000) / events, 2),
         database_cpu_ms_per_event: round((run.database_cpu_seconds * 1000) / events, 2),
+        broker_cpu_ms_per_event: run.broker_cpu_seconds === undefined ? null : round((run.broker_cpu_seconds * 1000) / events, 3),
         batch_means: run.batch_means ?? null,
         partitions: Object.fromEntries([...held].sort()),
         events_by_instance: eventsBy,
+        ...(withStatements && { statements: await statementsOfRun(database.db, events) }),
       });
     }
 
     printTable(
-      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)'],
+      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)'],
       runs.map((r) => [
         r.instances,
         r.events,
@@ -84,6 +169,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         r.consumed_events_per_second,
         `${r.service_cpu_ms_per_event} ms`,
         `${r.database_cpu_ms_per_event} ms`,
+        r.broker_cpu_ms_per_event === null ? '-' : `${r.broker_cpu_ms_per_event} ms`,
         r.batch_means?.events_per_transaction ?? '-',
         r.batch_means?.messages_per_relay_round ?? '-',
         Object.entries(r.partitions).map(([m, p]) => `${m}: ${p.join(',')}`).join('; '),
@@ -92,13 +178,21 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
     );
     const one = runs[0];
     const three = runs[2];
+    if (withStatements) {
+      console.log('PostgreSQL statements per event, by role (execution time includes waits for locks):');
+      printTable(
+        ['instances', ...ROLES.flatMap((role) => [`${role} calls`, `${role} exec ms`])],
+        runs.map((r) => [r.instances, ...ROLES.flatMap((role) => [r.statements!.roles[role]?.calls_per_event ?? 0, r.statements!.roles[role]?.exec_ms_per_event ?? 0])]),
+      );
+      printStatementGrowth(one, three);
+    }
     // A machine per instance: each instance's share of the service CPU, with PostgreSQL on its own machine.
     const perInstanceCeiling = Math.round(1000 / Math.max(0.01, three.service_cpu_ms_per_event));
     console.log(
       `service CPU per event with three instances ${three.service_cpu_ms_per_event} ms against ${one.service_cpu_ms_per_event} ms with one: ` +
         `one core per instance would apply about ${perInstanceCeiling} events/s each on the partitions it holds, until PostgreSQL (${three.database_cpu_ms_per_event} ms per event) is the limit`,
     );
-    const written = writeResult('scale-out', options, { measured_at: new Date().toISOString(), machine, brokers: 3, runs });
+    const written = writeResult(withStatements ? 'scale-out-statements' : 'scale-out', options, { measured_at: new Date().toISOString(), machine, brokers: 3, runs });
     console.log(`written: ${written}`);
     const overhead = round((three.service_cpu_ms_per_event / Math.max(0.01, one.service_cpu_ms_per_event) - 1) * 100);
     return [
@@ -109,6 +203,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
     for (const s of services.reverse()) await s.stop().catch(() => undefined);
     await scope.close();
     await database.drop();
+    cluster?.stop();
   }
 }
 
