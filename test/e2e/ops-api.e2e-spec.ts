@@ -411,6 +411,23 @@ describeWithPostgres('Ops API', () => {
       expect(other.body.data.map((s: { saga_id: string }) => s.saga_id)).not.toContain(ids.enrollment);
     });
 
+    it('counts every saga of a type and state for paging without a connection, as the table holds them', async () => {
+      for (const query of ['', 'state=failed', 'type=new_hire&state=completed', 'type=enrollment']) {
+        const where = new URLSearchParams(query);
+        const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM sagas WHERE ($1::text IS NULL OR type = $1) AND ($2::text IS NULL OR state = $2)`, [
+          where.get('type'),
+          where.get('state'),
+        ]);
+        const res = await ops(`/ops/api/sagas?${query}&limit=1`);
+        expect([query, res.status, res.body.paging.count]).toEqual([query, 200, n]);
+      }
+      // A saga whose state moves is counted in its new state at once.
+      const moving = await insertSaga({ type: 'enrollment', state: 'waiting', createdAt: minutesBefore(1) });
+      const failedBefore = (await ops(`/ops/api/sagas?type=enrollment&state=failed&limit=1`)).body.paging.count;
+      await db.query(`UPDATE sagas SET state = 'failed' WHERE id = $1`, [moving]);
+      expect((await ops(`/ops/api/sagas?type=enrollment&state=failed&limit=1`)).body.paging.count).toBe(failedBefore + 1);
+    });
+
     it('finds the saga an HRIS event started by the event id alone, whatever its case', async () => {
       const bySource = async (id: string) => {
         const res = await ops(`/ops/api/sagas?source_event_id=${encodeURIComponent(id)}`);

@@ -41,6 +41,7 @@ import { OutboxBatches1798500000000 } from './migrations/1798500000000-outbox-ba
 import { OneSagaEventIndex1798510000000 } from './migrations/1798510000000-one-saga-event-index';
 import { IdempotencyPersonalAnswers1798600000000 } from './migrations/1798600000000-idempotency-personal-answers';
 import { InboxClaimSentAfter1798700000000 } from './migrations/1798700000000-inbox-claim-sent-after';
+import { SagaCounts1798800000000 } from './migrations/1798800000000-saga-counts';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -87,4 +88,5 @@ export const MIGRATIONS = [
   OneSagaEventIndex1798510000000,
   IdempotencyPersonalAnswers1798600000000,
   InboxClaimSentAfter1798700000000,
+  SagaCounts1798800000000,
 ];

@@ -53,15 +53,17 @@ export interface PagedQuery {
 /**
  * A counted, paged listing: the number of rows `where` matches in `from`, and the page of them
  * (`limit` rows after `offset`) that `select` returns in `orderBy` order. Two statements, not one
- * transaction: the count is for paging, so a row written in between may make it one off.
+ * transaction: the count is for paging, so a row written in between may make it one off. `count`,
+ * when given, answers the count instead (kept counts, where counting rows would read them all).
  */
 export async function countedPage<Row>(
   db: SqlRunner,
   query: PagedQuery,
   page: { limit: number; offset: number },
+  count?: () => Promise<number>,
 ): Promise<{ count: number; rows: Row[] }> {
   const { clause, params } = query.where;
-  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${query.from} ${clause}`, params)) as { n: number }[];
+  const n = count ? await count() : ((await db.query(`SELECT count(*)::int AS n FROM ${query.from} ${clause}`, params)) as { n: number }[])[0].n;
   const rows = (await db.query(
     `${query.select} ${clause} ORDER BY ${query.orderBy} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, page.limit, page.offset],

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { DISCREPANCY_KINDS, DiscrepancyKind } from '../../domain/reconciliation/reconciliation.types';
 import { SAGA_STATES, SAGA_TYPES, SagaState, SagaType } from '../../domain/sagas/saga';
 import { TOPICS } from '../../infrastructure/messaging/topics';
+import { SagaCounts } from '../saga-state/saga-counts';
 import { EventsMinute, OverviewResponse, PendingAgeBucket } from './dto/overview.dto';
 
 const zeroStates = () => Object.fromEntries(SAGA_STATES.map((s) => [s, 0])) as Record<SagaState, number>;
@@ -10,12 +11,14 @@ const zeroStates = () => Object.fromEntries(SAGA_STATES.map((s) => [s, 0])) as R
 /** Counts for the ops dashboard's first screen, each from one query. */
 @Injectable()
 export class OpsOverviewRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sagaCounts: SagaCounts,
+  ) {}
 
+  /** From the sagas' counts, not the table: it is kept for good (SagaCounts). */
   async sagas(): Promise<OverviewResponse['sagas']> {
-    const rows: { type: SagaType; state: SagaState; n: number }[] = await this.dataSource.query(
-      `SELECT type, state, count(*)::int AS n FROM sagas GROUP BY type, state`,
-    );
+    const rows = await this.sagaCounts.all();
     const byState = zeroStates();
     const byType = Object.fromEntries(SAGA_TYPES.map((t) => [t, zeroStates()])) as Record<SagaType, Record<SagaState, number>>;
     for (const { type, state, n } of rows) {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Saga, SagaState, SagaType } from '../../domain/sagas/saga';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
+import { SagaCounts } from '../saga-state/saga-counts';
 import { SagaJobLink } from './dto/saga.dto';
 import { SagaRow, sagaOf } from '../saga-state/saga-state.repository';
 
@@ -23,9 +24,12 @@ export interface SagaFilter {
 /** Reads `sagas` and `saga_jobs` for the ops API; the sagas themselves write them. */
 @Injectable()
 export class OpsSagasRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sagaCounts: SagaCounts,
+  ) {}
 
-  /** Newest first, with the total for paging. */
+  /** Newest first, with the total for paging (by type and state alone: from the counts, not a scan of every saga). */
   async list(filter: SagaFilter, page: { limit: number; offset: number }): Promise<{ count: number; sagas: Saga[] }> {
     const where = new SqlFilter();
     if (filter.type) where.and((p) => `s.type = ${p}`, filter.type);
@@ -38,6 +42,7 @@ export class OpsSagasRepository {
       this.dataSource,
       { from: 'sagas s', select: `SELECT ${COLUMNS} FROM sagas s`, where, orderBy: 's.created_at DESC, s.id' },
       page,
+      filter.connectionId || filter.sourceEventId || filter.createdAtOrBefore || filter.createdAfter ? undefined : () => this.sagaCounts.count(filter),
     );
     return { count, sagas: rows.map(sagaOf) };
   }

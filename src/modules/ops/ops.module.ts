@@ -19,6 +19,7 @@ import { OpsJobsController } from './ops-jobs.controller';
 import { OpsJobsRepository } from './ops-jobs.repository';
 import { OpsJobsService } from './ops-jobs.service';
 import { OpsOverviewController } from './ops-overview.controller';
+import { SagaCountsModule } from '../saga-state/saga-counts';
 import { OpsOverviewRepository } from './ops-overview.repository';
 import { OpsSagasController } from './ops-sagas.controller';
 import { OpsSagasRepository } from './ops-sagas.repository';
@@ -31,7 +32,7 @@ import { OpsSagasRepository } from './ops-sagas.repository';
  */
 @Module({
   // Auth and Benefits: a discrepancy's re-apply finds its connection and benefit as the enrollment commands do.
-  imports: [JobsModule, AuthModule, BenefitsModule],
+  imports: [JobsModule, AuthModule, BenefitsModule, SagaCountsModule],
   controllers: [
     OpsOverviewController,
     OpsSagasController,
