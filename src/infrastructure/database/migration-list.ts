@@ -42,6 +42,7 @@ import { OneSagaEventIndex1798510000000 } from './migrations/1798510000000-one-s
 import { IdempotencyPersonalAnswers1798600000000 } from './migrations/1798600000000-idempotency-personal-answers';
 import { InboxClaimSentAfter1798700000000 } from './migrations/1798700000000-inbox-claim-sent-after';
 import { SagaCounts1798800000000 } from './migrations/1798800000000-saga-counts';
+import { JobCounts1798810000000 } from './migrations/1798810000000-job-counts';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -89,4 +90,5 @@ export const MIGRATIONS = [
   IdempotencyPersonalAnswers1798600000000,
   InboxClaimSentAfter1798700000000,
   SagaCounts1798800000000,
+  JobCounts1798810000000,
 ];

@@ -3,8 +3,11 @@ import { DataSource } from 'typeorm';
 import { DISCREPANCY_KINDS, DiscrepancyKind } from '../../domain/reconciliation/reconciliation.types';
 import { SAGA_STATES, SAGA_TYPES, SagaState, SagaType } from '../../domain/sagas/saga';
 import { TOPICS } from '../../infrastructure/messaging/topics';
+import { KEPT_COUNTS, keptCountRows } from '../../infrastructure/database/kept-counts';
 import { SagaCounts } from '../saga-state/saga-counts';
 import { EventsMinute, OverviewResponse, PendingAgeBucket } from './dto/overview.dto';
+
+const JOBS = KEPT_COUNTS.find((c) => c.table === 'job_counts')!;
 
 const zeroStates = () => Object.fromEntries(SAGA_STATES.map((s) => [s, 0])) as Record<SagaState, number>;
 
@@ -53,23 +56,24 @@ export class OpsOverviewRepository {
     return rows.map((r) => ({ minute: new Date(r.minute).toISOString(), received: r.received, emitted: r.emitted }));
   }
 
-  /** Pending jobs by age (since creation, service clock), in progress and in error. */
+  /**
+   * Pending jobs by age (since creation, service clock), in progress and in error: from the jobs'
+   * kept counts (migration 1798810000000), not the table, which keeps every enrollment job.
+   */
   async jobs(now: Date): Promise<OverviewResponse['jobs']> {
+    const counted = (filter: string) => `coalesce(sum(n) FILTER (WHERE ${filter}), 0)::int`;
     const [row] = await this.dataSource.query(
       `SELECT
-         count(*) FILTER (WHERE status = 'pending')::int AS pending,
-         count(*) FILTER (WHERE status = 'pending' AND scheduled_at > $1)::int AS scheduled_later,
-         count(*) FILTER (WHERE status = 'pending' AND created_at > $1::timestamptz - interval '1 minute')::int AS under_1m,
-         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '1 minute'
-                            AND created_at > $1::timestamptz - interval '15 minutes')::int AS "1m_to_15m",
-         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '15 minutes'
-                            AND created_at > $1::timestamptz - interval '1 hour')::int AS "15m_to_1h",
-         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '1 hour'
-                            AND created_at > $1::timestamptz - interval '24 hours')::int AS "1h_to_24h",
-         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '24 hours')::int AS over_24h,
-         count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
-         count(*) FILTER (WHERE status = 'error')::int AS error
-       FROM jobs WHERE status IN ('pending', 'in_progress', 'error')`,
+         ${counted(`status = 'pending'`)} AS pending,
+         ${counted(`status = 'pending' AND scheduled_at > $1`)} AS scheduled_later,
+         ${counted(`status = 'pending' AND created_at > $1::timestamptz - interval '1 minute'`)} AS under_1m,
+         ${counted(`status = 'pending' AND created_at <= $1::timestamptz - interval '1 minute' AND created_at > $1::timestamptz - interval '15 minutes'`)} AS "1m_to_15m",
+         ${counted(`status = 'pending' AND created_at <= $1::timestamptz - interval '15 minutes' AND created_at > $1::timestamptz - interval '1 hour'`)} AS "15m_to_1h",
+         ${counted(`status = 'pending' AND created_at <= $1::timestamptz - interval '1 hour' AND created_at > $1::timestamptz - interval '24 hours'`)} AS "1h_to_24h",
+         ${counted(`status = 'pending' AND created_at <= $1::timestamptz - interval '24 hours'`)} AS over_24h,
+         ${counted(`status = 'in_progress'`)} AS in_progress,
+         ${counted(`status = 'error'`)} AS error
+       FROM (${keptCountRows(JOBS)}) AS c`,
       [now],
     );
     const byAge: Record<PendingAgeBucket, number> = {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { SagaCounts1798800000000 } from '../../../src/infrastructure/database/migrations/1798800000000-saga-counts';
+import { KeptCounts } from '../../../src/infrastructure/database/kept-counts';
 import { SagaCounts } from '../../../src/modules/saga-state/saga-counts';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -9,16 +10,18 @@ import { openTestDataSource, TestDatabase } from '../../utils/test-database';
  * Sagas counted by type and state from `saga_counts` and the changes the statement triggers
  * append (migration 1798800000000), against a GROUP BY over the table itself after every kind of
  * write: inserts, state changes and other updates, deletes, TRUNCATE, rolled-back transactions,
- * folds (two at once), and the migration's first count of the sagas already there.
+ * folds (two at once, KeptCounts), and the migration's first count of the sagas already there.
  */
 describeWithPostgres('SagaCounts (PostgreSQL)', () => {
   let dataSource: DataSource;
   let database: TestDatabase;
   let counts: SagaCounts;
+  let folding: KeptCounts;
 
   beforeAll(async () => {
     ({ dataSource, database } = await openTestDataSource(4));
     counts = new SagaCounts(dataSource);
+    folding = new KeptCounts(dataSource);
   });
   afterAll(async () => {
     await dataSource?.destroy();
@@ -59,7 +62,7 @@ describeWithPostgres('SagaCounts (PostgreSQL)', () => {
       { type: 'termination', state: 'completed', n: 3 },
     ]);
 
-    expect(await counts.fold()).toBeGreaterThan(0);
+    expect(await folding.fold()).toBeGreaterThan(0);
     expect(await changeRows()).toBe(0);
     expect(await kept()).toEqual(await counted());
     expect(await counts.count({ type: 'new_hire' })).toBe(9);
@@ -67,7 +70,7 @@ describeWithPostgres('SagaCounts (PostgreSQL)', () => {
     expect(await counts.count({ type: 'termination', state: 'failed' })).toBe(0);
     expect(await counts.count()).toBe(12);
     // A fold with nothing to fold changes nothing.
-    expect(await counts.fold()).toBe(0);
+    expect(await folding.fold()).toBe(0);
     expect(await kept()).toEqual(await counted());
   });
 
@@ -89,19 +92,19 @@ describeWithPostgres('SagaCounts (PostgreSQL)', () => {
     for (let round = 0; round < 20; round++) {
       await Promise.all([
         insert(many(3, 'contribution_change', round % 2 === 0 ? 'completed' : 'waiting')),
-        counts.fold(),
-        counts.fold(),
+        folding.fold(),
+        folding.fold(),
         dataSource.query(`UPDATE sagas SET state = 'completed' WHERE state = 'waiting' AND id IN (SELECT id FROM sagas WHERE state = 'waiting' ORDER BY id LIMIT 1)`),
       ]);
     }
-    await Promise.all([counts.fold(), counts.fold()]);
+    await Promise.all([folding.fold(), folding.fold()]);
     expect(await kept()).toEqual(await counted());
     expect(await counts.count()).toBe(60);
   });
 
   it('starts from zero after a TRUNCATE', async () => {
     await insert(many(3, 'new_hire', 'completed'));
-    await counts.fold();
+    await folding.fold();
     await insert(many(1, 'new_hire', 'completed'));
     await dataSource.query(`TRUNCATE sagas CASCADE`);
     expect(await kept()).toEqual([]);

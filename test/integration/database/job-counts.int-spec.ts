@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { KeptCounts } from '../../../src/infrastructure/database/kept-counts';
+import { JobCounts1798810000000 } from '../../../src/infrastructure/database/migrations/1798810000000-job-counts';
+import { OpsOverviewRepository } from '../../../src/modules/ops/ops-overview.repository';
+import { SagaCounts } from '../../../src/modules/saga-state/saga-counts';
+import { describeWithPostgres } from '../../setup/test-env';
+import { openTestDataSource, TestDatabase } from '../../utils/test-database';
+
+const MINUTE = 60_000;
+
+/**
+ * The ops overview's jobs (pending by age and by due time, in progress, in error) from the jobs'
+ * kept counts (migration 1798810000000), against the same figures counted over the table itself
+ * (the overview's query before the counts) after every kind of write: inserts, status moves,
+ * a pending job rescheduled, deletes, TRUNCATE, a rolled-back transaction, folds, and the
+ * migration's first count.
+ */
+describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
+  let dataSource: DataSource;
+  let database: TestDatabase;
+  let overview: OpsOverviewRepository;
+  let folding: KeptCounts;
+  let now: Date;
+
+  beforeAll(async () => {
+    ({ dataSource, database } = await openTestDataSource(3));
+    overview = new OpsOverviewRepository(dataSource, new SagaCounts(dataSource));
+    folding = new KeptCounts(dataSource);
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+  beforeEach(async () => {
+    await dataSource.query(`TRUNCATE jobs CASCADE`);
+    now = new Date(Math.floor(Date.now() / 1000) * 1000);
+  });
+
+  const ago = (minutes: number) => new Date(now.getTime() - minutes * MINUTE);
+  const insert = (jobs: { status: string; createdAt: Date; scheduledAt?: Date }[], db: { query: DataSource['query'] } = dataSource) =>
+    db.query(
+      `INSERT INTO jobs (id, connection_id, kind, type, status, created_at, scheduled_at)
+       SELECT gen_random_uuid(), $1, 'automated', 'benefit_enroll', u.status, u.created_at, u.scheduled_at
+       FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) AS u(status, created_at, scheduled_at)`,
+      [randomUUID(), jobs.map((j) => j.status), jobs.map((j) => j.createdAt), jobs.map((j) => j.scheduledAt ?? j.createdAt)],
+    );
+  /** The truth: the overview's figures counted over the table. */
+  const counted = async () => {
+    const [row] = await dataSource.query(
+      `SELECT
+         count(*) FILTER (WHERE status = 'pending')::int AS pending,
+         count(*) FILTER (WHERE status = 'pending' AND scheduled_at > $1)::int AS scheduled_later,
+         count(*) FILTER (WHERE status = 'pending' AND created_at > $1::timestamptz - interval '1 minute')::int AS under_1m,
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '1 minute' AND created_at > $1::timestamptz - interval '15 minutes')::int AS "1m_to_15m",
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '15 minutes' AND created_at > $1::timestamptz - interval '1 hour')::int AS "15m_to_1h",
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '1 hour' AND created_at > $1::timestamptz - interval '24 hours')::int AS "1h_to_24h",
+         count(*) FILTER (WHERE status = 'pending' AND created_at <= $1::timestamptz - interval '24 hours')::int AS over_24h,
+         count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
+         count(*) FILTER (WHERE status = 'error')::int AS error
+       FROM jobs`,
+      [now],
+    );
+    return {
+      pending: {
+        total: row.pending,
+        due: row.pending - row.scheduled_later,
+        scheduled_later: row.scheduled_later,
+        by_age: { under_1m: row.under_1m, '1m_to_15m': row['1m_to_15m'], '15m_to_1h': row['15m_to_1h'], '1h_to_24h': row['1h_to_24h'], over_24h: row.over_24h },
+      },
+      in_progress: row.in_progress,
+      error: row.error,
+    };
+  };
+  const changeRows = async () => (await dataSource.query(`SELECT count(*)::int AS n FROM job_count_changes`))[0].n as number;
+  const countRows = async () => (await dataSource.query(`SELECT count(*)::int AS n FROM job_counts`))[0].n as number;
+
+  it('counts pending jobs by age and due time, in progress and in error as the table does, through every move', async () => {
+    await insert([
+      { status: 'pending', createdAt: ago(0.5) },
+      { status: 'pending', createdAt: ago(10) },
+      { status: 'pending', createdAt: ago(10) },
+      { status: 'pending', createdAt: ago(30) },
+      { status: 'pending', createdAt: ago(120) },
+      { status: 'pending', createdAt: ago(3 * 24 * 60) },
+      { status: 'pending', createdAt: ago(2), scheduledAt: new Date(now.getTime() + 30 * 24 * 60 * MINUTE) },
+      { status: 'complete', createdAt: ago(5) },
+      { status: 'error', createdAt: ago(5) },
+    ]);
+    const first = await overview.jobs(now);
+    expect(first).toEqual(await counted());
+    expect(first.pending).toMatchObject({ total: 7, scheduled_later: 1, by_age: { under_1m: 1, '1m_to_15m': 3, '15m_to_1h': 1, '1h_to_24h': 1, over_24h: 1 } });
+
+    // A worker takes two, one fails and one completes; a pending one is put off (a retry's back-off); a finished one is purged.
+    await dataSource.query(`UPDATE jobs SET status = 'in_progress' WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND created_at = $1)`, [ago(10)]);
+    await dataSource.query(`UPDATE jobs SET status = 'error' WHERE id IN (SELECT id FROM jobs WHERE status = 'in_progress' ORDER BY id LIMIT 1)`);
+    await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE status = 'in_progress'`);
+    await dataSource.query(`UPDATE jobs SET scheduled_at = $2 WHERE status = 'pending' AND created_at = $1`, [ago(30), new Date(now.getTime() + 5 * MINUTE)]);
+    const before = await changeRows();
+    await dataSource.query(`UPDATE jobs SET result = '{"note":1}'::jsonb WHERE status = 'pending'`);
+    expect(await changeRows()).toBe(before);
+    await dataSource.query(`DELETE FROM jobs WHERE status = 'complete'`);
+    expect(await overview.jobs(now)).toEqual(await counted());
+
+    expect(await folding.fold()).toBeGreaterThan(0);
+    expect(await changeRows()).toBe(0);
+    const after = await overview.jobs(now);
+    expect(after).toEqual(await counted());
+    expect(after).toMatchObject({ in_progress: 0, error: 2, pending: { total: 5, scheduled_later: 2 } });
+
+    // Once no job is pending under a key, its row goes at the next fold.
+    await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE status = 'pending'`);
+    await folding.fold();
+    expect(await countRows()).toBe(1);
+    expect(await overview.jobs(now)).toEqual(await counted());
+  });
+
+  it('counts nothing of a rolled-back transaction, and starts from zero after a TRUNCATE', async () => {
+    await insert([{ status: 'pending', createdAt: ago(3) }]);
+    const runner = dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await insert([{ status: 'error', createdAt: ago(1) }], runner);
+      await runner.query(`UPDATE jobs SET status = 'in_progress'`);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    expect(await overview.jobs(now)).toEqual(await counted());
+    expect((await overview.jobs(now)).pending.total).toBe(1);
+    await folding.fold();
+    await dataSource.query(`TRUNCATE jobs CASCADE`);
+    expect(await overview.jobs(now)).toEqual(await counted());
+    expect(await countRows()).toBe(0);
+  });
+
+  it('counts the jobs already there when the migration runs', async () => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await new JobCounts1798810000000().down(runner);
+      await insert([{ status: 'pending', createdAt: ago(20) }, { status: 'error', createdAt: ago(1) }, { status: 'complete', createdAt: ago(1) }]);
+      await new JobCounts1798810000000().up(runner);
+    } finally {
+      await runner.release();
+    }
+    expect(await changeRows()).toBe(0);
+    expect(await overview.jobs(now)).toEqual(await counted());
+    expect((await overview.jobs(now)).pending.by_age['15m_to_1h']).toBe(1);
+  });
+});
