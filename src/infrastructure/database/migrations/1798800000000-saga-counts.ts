@@ -29,12 +29,11 @@ export class SagaCounts1798800000000 implements MigrationInterface {
       END $$`);
     await q.query(`
       CREATE FUNCTION saga_counts_updated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        -- Each row counted again under its new key and taken off its old one: a row whose key
+        -- stayed cancels out, with no join of the two transition tables.
         INSERT INTO saga_count_changes (type, state, n)
-        SELECT type, state, sum(n) FROM (
-          SELECT n.type, n.state, 1 AS n FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE (n.type, n.state) IS DISTINCT FROM (o.type, o.state)
-          UNION ALL
-          SELECT o.type, o.state, -1 FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE (n.type, n.state) IS DISTINCT FROM (o.type, o.state)
-        ) AS moved GROUP BY type, state;
+        SELECT type, state, sum(n) FROM (SELECT type, state, 1 AS n FROM new_rows UNION ALL SELECT type, state, -1 FROM old_rows) AS moved
+        GROUP BY type, state HAVING sum(n) <> 0;
         RETURN NULL;
       END $$`);
     await q.query(`

@@ -35,19 +35,15 @@ export class JobCounts1798810000000 implements MigrationInterface {
       END $$`);
     await q.query(`
       CREATE FUNCTION job_counts_updated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        -- Each row counted again under its new key and taken off its old one: a row whose key
+        -- stayed cancels out, with no join of the two transition tables.
         INSERT INTO job_count_changes (status, created_at, scheduled_at, n)
         SELECT status, created_at, scheduled_at, sum(n) FROM (
-          SELECT now_key.*, 1 FROM new_rows n JOIN old_rows o ON o.id = n.id,
-            LATERAL (SELECT ${keyOf('n')}) AS now_key(status, created_at, scheduled_at),
-            LATERAL (SELECT ${keyOf('o')}) AS was_key(status, created_at, scheduled_at)
-          WHERE now_key IS DISTINCT FROM was_key AND n.status IN ${COUNTED}
+          SELECT ${keyOf('n')}, 1 FROM new_rows n WHERE n.status IN ${COUNTED}
           UNION ALL
-          SELECT was_key.*, -1 FROM new_rows n JOIN old_rows o ON o.id = n.id,
-            LATERAL (SELECT ${keyOf('n')}) AS now_key(status, created_at, scheduled_at),
-            LATERAL (SELECT ${keyOf('o')}) AS was_key(status, created_at, scheduled_at)
-          WHERE now_key IS DISTINCT FROM was_key AND o.status IN ${COUNTED}
+          SELECT ${keyOf('o')}, -1 FROM old_rows o WHERE o.status IN ${COUNTED}
         ) AS moved(status, created_at, scheduled_at, n)
-        GROUP BY 1, 2, 3;
+        GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
         RETURN NULL;
       END $$`);
     await q.query(`
