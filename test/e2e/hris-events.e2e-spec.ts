@@ -203,6 +203,58 @@ describeWithPostgres('HRIS events and their sagas', () => {
     });
   });
 
+  describe('the events of one batch share jobs', () => {
+    it('one job per benefit for a batch, a later change of the same person in a job after it; each saga follows its own people', async () => {
+      clock.set('2026-09-01T12:00:00Z');
+      const [first, second] = [people[5], people[6]];
+      const stranger = randomUUID();
+      const change = (individual: string, amount: number, at: string) =>
+        envelope('ContributionChanged', { individual_id: individual, benefit_id: plan, configuration: { employee_deduction: percent(amount) }, effective_date: '2026-09-01' }, { occurred_at: at });
+      const events = [
+        change(first, 300, '2026-09-01T10:00:00Z'),
+        change(second, 350, '2026-09-01T10:00:01Z'),
+        // Not at the provider: the provider fails this one person.
+        change(stranger, 400, '2026-09-01T10:00:02Z'),
+        // The first person again: a job of its own, after the first, which takes them over.
+        change(first, 500, '2026-09-01T10:00:03Z'),
+      ];
+      const answers = await post(events);
+      expect(answers.body.map((a: { outcome: string }) => a.outcome)).toEqual(['applied', 'applied', 'applied', 'applied']);
+      const [a, b, c, d] = await Promise.all(events.map((e) => sagaOf(e.id)));
+      expect(a.job_ids).toHaveLength(1);
+      expect([b.job_ids, c.job_ids]).toEqual([a.job_ids, a.job_ids]);
+      expect(d.job_ids).toHaveLength(1);
+      expect(d.job_ids[0]).not.toBe(a.job_ids[0]);
+      const [shared] = a.job_ids;
+      await expectEventually(async () => {
+        expect(await jobStatus(shared)).toBe('complete');
+        expect(await jobStatus(d.job_ids[0])).toBe('complete');
+      });
+      expect(await db().query(`SELECT count(*)::int AS n FROM enrollment_groups WHERE job_id = $1`, [shared])).toEqual([{ n: 1 }]);
+
+      const settled = await Promise.all(events.map((e) => sagaOf(e.id)));
+      const names = (saga: { steps: { name: string }[] }) => saga.steps.map((s) => s.name);
+      const stepNamed = (saga: { steps: { name: string; detail: Record<string, unknown> }[] }, name: string) => saga.steps.find((s) => s.name === name)?.detail;
+      // Each saga's request counts its own people in the shared job, not the job's three.
+      for (const saga of settled.slice(0, 3)) expect(stepNamed(saga, 'enroll_requested')).toMatchObject({ job_id: shared, groups: [{ effective_date: '2026-09-01', individuals: 1 }] });
+      // The first change was taken over: superseded, not the job's outcome; the others' steps say nothing of it.
+      expect(settled[0]).toMatchObject({ state: 'completed' });
+      expect(names(settled[0])).toEqual(expect.arrayContaining(['individuals_superseded', 'job_superseded']));
+      expect(names(settled[0])).not.toContain('group_processed');
+      expect(names(settled[1])).not.toContain('individuals_superseded');
+      // The second person succeeded and the stranger failed, in the same group.
+      expect(settled[1]).toMatchObject({ state: 'completed', outcome: 'jobs_complete' });
+      expect(stepNamed(settled[1], 'group_processed')).toMatchObject({ succeeded: 1, failed: 0 });
+      expect(names(settled[1])).toContain('job_complete');
+      expect(settled[2]).toMatchObject({ state: 'failed', outcome: 'job_failed' });
+      expect(stepNamed(settled[2], 'group_processed')).toMatchObject({ succeeded: 0, failed: 1 });
+      expect(names(settled[2])).toContain('job_error');
+      expect(settled[3]).toMatchObject({ state: 'completed', outcome: 'jobs_complete' });
+      expect((await inForce(first)).body.employee_deduction).toEqual(percent(500));
+      expect((await inForce(second)).body.employee_deduction).toEqual(percent(350));
+    });
+  });
+
   describe('poison and foreign events', () => {
     const deadLetters = async (reasonLike: string) =>
       (await db().query(`SELECT reason FROM dead_letters WHERE consumer = 'hris-sagas' AND reason LIKE $1`, [`%${reasonLike}%`])) as { reason: string }[];

@@ -144,18 +144,24 @@ async function verify(deployment: Deployment, service: ServiceProcess, employers
   // Each saga started exactly the jobs its event calls for: none doubled, none missing.
   expect(valid.filter((e) => sagaById.get(e.id)?.jobs !== e.jobs).map((e) => ({ ...e, actual: sagaById.get(e.id)?.jobs }))).toEqual([]);
   const expectedJobs = valid.reduce((n, e) => n + e.jobs, 0);
-  // A group gets its work job unless a later event of the same batch took every individual of it
-  // over before that job was written: then there is nothing to work.
+  // The events of a batch share jobs (one per benefit and operation): each saga is linked to each
+  // job it started, every job belongs to some saga and has its groups, and a group gets its work
+  // job unless a later event of the same batch took every individual of it over before that job
+  // was written: then there is nothing to work.
   const [jobs] = await db.query(
-    `SELECT (SELECT count(*) FROM jobs WHERE type IN ('benefit_enroll', 'benefit_unenroll'))::int AS parents,
-            (SELECT count(*) FROM enrollment_groups)::int AS groups,
+    `SELECT (SELECT count(*) FROM saga_jobs)::int AS links,
+            (SELECT count(*) FROM saga_jobs sj WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = sj.job_id))::int AS missing,
+            (SELECT count(*) FROM jobs j WHERE j.type IN ('benefit_enroll', 'benefit_unenroll')
+             AND NOT EXISTS (SELECT 1 FROM saga_jobs sj WHERE sj.job_id = j.id))::int AS orphans,
+            (SELECT count(*) FROM jobs j WHERE j.type IN ('benefit_enroll', 'benefit_unenroll')
+             AND NOT EXISTS (SELECT 1 FROM enrollment_groups g WHERE g.job_id = j.id))::int AS empty,
             (SELECT count(*) FROM enrollment_groups g
              WHERE NOT EXISTS (SELECT 1 FROM jobs w WHERE w.type = 'benefit_enrollment_group' AND w.params->>'group_id' = g.id::text)
                AND NOT (g.state = 'processed' AND g.superseded > 0 AND g.succeeded + g.failed + g.waiting = 0))::int AS unworked,
             (SELECT count(*) FROM jobs w WHERE w.type = 'benefit_enrollment_group'
              AND NOT EXISTS (SELECT 1 FROM enrollment_groups g WHERE g.id::text = w.params->>'group_id'))::int AS stray`,
   );
-  expect(jobs).toEqual({ parents: expectedJobs, groups: expectedJobs, unworked: 0, stray: 0 });
+  expect(jobs).toEqual({ links: expectedJobs, missing: 0, orphans: 0, empty: 0, unworked: 0, stray: 0 });
 
   const deadLetters: { message_id: string; reason: string }[] = await db.query(`SELECT message_id, reason FROM dead_letters WHERE consumer = $1`, [HRIS_CONSUMER]);
   expect(deadLetters.map((d) => d.message_id).sort()).toEqual(poison.map((p) => p.id).sort());

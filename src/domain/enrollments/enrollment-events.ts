@@ -25,8 +25,11 @@ export class EnrollmentJobOpened {
     readonly scope: EnrollmentScope,
     readonly job: { id: string; kind: EnrollmentJobKind; operation: EnrollmentOperation },
     readonly groups: readonly OpenedGroup[],
-    /** The saga the request belongs to (an HRIS saga); without, the request is a saga of its own. */
-    readonly sagaId: string | undefined,
+    /**
+     * The sagas the request's individuals belong to (HRIS sagas: the events of one batch may
+     * share a job), each with its own; none: the request is a saga of its own.
+     */
+    readonly sagas: readonly { sagaId: string; individualIds: readonly string[] }[],
   ) {}
 }
 

@@ -1,4 +1,4 @@
-import { EnrollmentChange, EnrollmentGroup, EnrollmentJob } from './enrollment-change';
+import { ChangeStatus, EnrollmentChange, EnrollmentGroup, EnrollmentJob } from './enrollment-change';
 import { EnrollmentLedger, IndividualEnrollment, LedgerBenefit } from './enrollment-ledger';
 
 /** A group about to be worked, with what working it needs. */
@@ -33,6 +33,12 @@ export interface EnrollmentLedgerRepository {
    * events (outbox and in-transaction subscribers), in the ambient transaction.
    */
   save(ledgers: Iterable<EnrollmentLedger>): Promise<void>;
+  /**
+   * How each individual of these jobs came out, by job and individual: `done` when any of its
+   * changes in the job (one per date) succeeded, else `failed` when any failed, else `superseded`
+   * (`waiting` while one still waits).
+   */
+  individualOutcomes(jobIds: readonly string[]): Promise<Map<string, Map<string, ChangeStatus>>>;
   /** The benefit's enrollments (optionally of some individuals), without locks: for reads. */
   individualsOf(benefitId: string, individualIds?: readonly string[]): Promise<IndividualEnrollment[]>;
   /** Each individual's enrollments in their entity's benefits, by `entity/individual` then benefit id: for terminations. */

@@ -185,6 +185,37 @@ describe('EnrollmentLedger', () => {
       // REST requests (no occurred_at) are never stale.
       expect(store.request(enroll([['a', TODAY, 100]])).job).not.toBeNull();
     });
+    it('judges each item by its own occurred_at and names each item’s saga with its individuals (a request HRIS events share)', () => {
+      const store = new Store();
+      store.request(enroll([['a', TODAY, 300]], { occurredAt: new Date('2026-07-02T10:00:00Z') }));
+      const request = enroll([
+        ['a', TODAY, 100],
+        ['b', TODAY, 200],
+        ['c', TODAY, 250],
+      ]);
+      const shared: EnrollmentRequest = {
+        ...request,
+        items: [
+          { ...request.items[0], occurredAt: new Date('2026-07-02T09:00:00Z'), sagaId: 'saga-a' },
+          { ...request.items[1], occurredAt: new Date('2026-07-02T11:00:00Z'), sagaId: 'saga-b' },
+          { ...request.items[2], occurredAt: new Date('2026-07-02T11:30:00Z'), sagaId: 'saga-b' },
+        ],
+      };
+      const ledger = EnrollmentLedger.restore(store.slice(['a', 'b', 'c']), ids());
+      const outcome = ledger.request(shared, NOW);
+      // Only a's change is older than what a's enrollment reflects.
+      expect(outcome.stale).toEqual(['a']);
+      expect(outcome.job?.counts.waiting).toBe(2);
+      const [opened] = ledger.pullEvents();
+      expect((opened as EnrollmentJobOpened).sagas).toEqual([{ sagaId: 'saga-b', individualIds: ['b', 'c'] }]);
+      // Each row reflects its own item's time.
+      expect(ledger.individual('b')?.occurredAt).toEqual(new Date('2026-07-02T11:00:00Z'));
+      expect(ledger.individual('c')?.occurredAt).toEqual(new Date('2026-07-02T11:30:00Z'));
+      // A request's own saga stands for items without one.
+      const ofRequest = EnrollmentLedger.restore(emptySlice(), ids());
+      ofRequest.request(enroll([['d', TODAY, 1]], { sagaId: 'saga-d' }), NOW);
+      expect((ofRequest.pullEvents()[0] as EnrollmentJobOpened).sagas).toEqual([{ sagaId: 'saga-d', individualIds: ['d'] }]);
+    });
   });
 
   describe('a later request takes individuals over', () => {

@@ -105,14 +105,22 @@ export interface RequestItem {
   effectiveDate: string;
   /** Enroll: the configuration; unenroll: null. */
   configuration: EnrollmentConfigurationParams | null;
+  /**
+   * When this item's change happened at its source, and the saga it belongs to, where they are
+   * its own (HRIS events of one batch share a request: each item keeps its event's); absent:
+   * the request's.
+   */
+  occurredAt?: Date | null;
+  sagaId?: string;
 }
 
 export interface EnrollmentRequest {
   jobKind: EnrollmentJobKind;
   operation: EnrollmentOperation;
   items: readonly RequestItem[];
-  /** When the change happened at its source (an HRIS event); null for REST requests. */
+  /** When the change happened at its source (an HRIS event); null for REST requests. Items may have their own. */
   occurredAt: Date | null;
+  /** The saga the request belongs to (an HRIS saga's); items may have their own. */
   sagaId?: string;
 }
 
@@ -129,7 +137,7 @@ export type OrderCheck = { ready: true } | { ready: false; waitsFor: { groupId: 
 /** What a save writes. */
 export interface LedgerChanges {
   benefitId: string;
-  newJobs: { job: EnrollmentJob; groups: EnrollmentGroup[]; sagaId?: string; createdAt: Date }[];
+  newJobs: { job: EnrollmentJob; groups: EnrollmentGroup[]; createdAt: Date }[];
   newChanges: EnrollmentChange[];
   /** Existing changes that got a result or were taken over. */
   changedChanges: EnrollmentChange[];
@@ -198,11 +206,13 @@ export class EnrollmentLedger {
     const repeated = repeatedKeys(request.items.map((i) => `${i.individualId}|${i.effectiveDate}`));
     if (repeated.length > 0) throw new Error(`an individual is named twice on one date: ${repeated.join(', ')}`);
     const staleIds = new Set<string>();
+    const occurredAtOf = (item: RequestItem) => (item.occurredAt === undefined ? request.occurredAt : item.occurredAt);
     // An unenroll is never stale: a termination ends what is there, whatever came since.
-    if (request.occurredAt !== null && request.operation === 'enroll') {
+    if (request.operation === 'enroll') {
       for (const item of request.items) {
-        const occurredAt = this.individualRow(item.individualId)?.occurredAt;
-        if (occurredAt && occurredAt > request.occurredAt) staleIds.add(item.individualId);
+        const at = occurredAtOf(item);
+        const reflected = at === null ? null : this.individualRow(item.individualId)?.occurredAt;
+        if (at !== null && reflected && reflected > at) staleIds.add(item.individualId);
       }
     }
     const fresh = request.items.filter((i) => !staleIds.has(i.individualId));
@@ -266,14 +276,15 @@ export class EnrollmentLedger {
     for (const change of added) change.cancels = cancelled.get(change.individualId) ?? [];
     for (const change of added) this.hold(change);
     this.plan.newChanges.push(...added);
-    this.plan.newJobs.push({ job, groups, sagaId: request.sagaId, createdAt: now });
+    this.plan.newJobs.push({ job, groups, createdAt: now });
 
     const addedOf = new Map<string, EnrollmentChange[]>();
     for (const change of added) addedOf.set(change.individualId, [...(addedOf.get(change.individualId) ?? []), change]);
+    const itemOf = new Map(fresh.map((item) => [item.individualId, item]));
     for (const [individualId, own] of addedOf) {
       const latestDated = own.reduce((a, b) => (b.effectiveDate > a.effectiveDate ? b : a));
       const row = this.individualOf(individualId);
-      if (request.operation === 'enroll') row.occurredAt = laterOf(row.occurredAt, request.occurredAt ?? now);
+      if (request.operation === 'enroll') row.occurredAt = laterOf(row.occurredAt, occurredAtOf(itemOf.get(individualId)!) ?? now);
       row.latest = {
         jobId: job.id,
         operation: request.operation,
@@ -290,8 +301,23 @@ export class EnrollmentLedger {
       effectiveDate: g.effectiveDate,
       items: added.filter((c) => c.groupId === g.id).map((c) => ({ individualId: c.individualId, configuration: c.configuration })),
     }));
+    // The sagas the request's items belong to, each with its individuals.
+    const sagas = new Map<string, Set<string>>();
+    for (const item of fresh) {
+      const sagaId = item.sagaId ?? request.sagaId;
+      if (sagaId !== undefined) sagas.set(sagaId, (sagas.get(sagaId) ?? new Set()).add(item.individualId));
+    }
     // Opened first: the job exists before anything is said of the jobs it took individuals from.
-    this.events.splice(mark, 0, new EnrollmentJobOpened(this.scopeAt(now), { id: job.id, kind: job.kind, operation: job.operation }, opened, request.sagaId));
+    this.events.splice(
+      mark,
+      0,
+      new EnrollmentJobOpened(
+        this.scopeAt(now),
+        { id: job.id, kind: job.kind, operation: job.operation },
+        opened,
+        [...sagas].map(([sagaId, individualIds]) => ({ sagaId, individualIds: [...individualIds] })),
+      ),
+    );
     return { job, groups, stale: [...staleIds] };
   }
 

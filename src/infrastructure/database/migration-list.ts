@@ -43,6 +43,7 @@ import { IdempotencyPersonalAnswers1798600000000 } from './migrations/1798600000
 import { InboxClaimSentAfter1798700000000 } from './migrations/1798700000000-inbox-claim-sent-after';
 import { SagaCounts1798800000000 } from './migrations/1798800000000-saga-counts';
 import { JobCounts1798810000000 } from './migrations/1798810000000-job-counts';
+import { SagaJobIndividuals1798820000000 } from './migrations/1798820000000-saga-job-individuals';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -91,4 +92,5 @@ export const MIGRATIONS = [
   InboxClaimSentAfter1798700000000,
   SagaCounts1798800000000,
   JobCounts1798810000000,
+  SagaJobIndividuals1798820000000,
 ];

@@ -1,6 +1,7 @@
 import { Global, Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Saga, SagaState, SagaStep, SagaType, stateAfterJobs, SUPERSEDED } from '../../domain/sagas/saga';
+import { ChangeStatus } from '../../domain/enrollments/enrollment-change';
 import { newId } from '../../domain/shared/new-id';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { recordset } from '../../infrastructure/database/recordset';
@@ -60,10 +61,13 @@ const FINAL_JOB_STATUSES = new Set(['complete', 'error', 'reauth_error', 'permis
  */
 export class SagaProgress {
   readonly started: (NewSaga & { id: string })[] = [];
-  readonly intents: ({ sagaId: string; step: SagaStep } | { jobId: string; step: SagaStep })[] = [];
-  /** `status`: the job's, when the caller knows it (a job opened now is pending); else it is read. */
-  readonly waits: { sagaId: string; jobId: string; status?: string }[] = [];
-  readonly ended: { jobId: string; status: string }[] = [];
+  readonly intents: ({ sagaId: string; step: SagaStep } | { jobId: string; step: StepOfJob })[] = [];
+  /**
+   * `status`: the job's, when the caller knows it (a job opened now is pending); else it is read.
+   * `individualIds`: the saga's own in a job other sagas share.
+   */
+  readonly waits: { sagaId: string; jobId: string; status?: string; individualIds?: readonly string[] }[] = [];
+  readonly ended: { jobId: string; statusFor: (own: ReadonlySet<string> | null) => string }[] = [];
   readonly retried: string[] = [];
   readonly ends: { sagaId: string; state: SagaState; outcome: string }[] = [];
   /** The latest moment anything moved: the sagas' `updated_at`. */
@@ -80,19 +84,29 @@ export class SagaProgress {
     this.intents.push({ sagaId, step });
   }
 
-  stepOfJob(jobId: string, step: SagaStep): void {
+  /**
+   * A step of every saga waiting on the job. A function gets each saga's own individuals in it
+   * (null: the whole job) and answers its step, or nothing when the step is none of its business.
+   */
+  stepOfJob(jobId: string, step: StepOfJob): void {
     this.intents.push({ jobId, step });
   }
 
-  waitFor(sagaId: string, jobId: string, status?: string): void {
-    this.waits.push({ sagaId, jobId, ...(status === undefined ? {} : { status }) });
+  waitFor(sagaId: string, jobId: string, status?: string, individualIds?: readonly string[]): void {
+    this.waits.push({ sagaId, jobId, ...(status === undefined ? {} : { status }), ...(individualIds === undefined ? {} : { individualIds }) });
   }
 
-  /** The job ended (a final status, or `superseded`): its sagas record it, and end once nothing they wait on runs. */
-  jobEnded(jobId: string, status: string, at: Date): void {
+  /**
+   * The job ended (a final status, or `superseded`): its sagas record it, and end once nothing
+   * they wait on runs. `outcomes`, each individual's in the job, gives a saga that waits on its
+   * own individuals their status instead of the job's (superseded when they all were, an error
+   * when they all failed or were superseded).
+   */
+  jobEnded(jobId: string, status: string, at: Date, outcomes?: ReadonlyMap<string, ChangeStatus>): void {
     if (!FINAL_JOB_STATUSES.has(status)) return;
-    this.ended.push({ jobId, status });
-    this.stepOfJob(jobId, { at: at.toISOString(), name: `job_${status}`, detail: { job_id: jobId } });
+    const statusFor = (own: ReadonlySet<string> | null) => (own && outcomes ? (statusOfIndividuals(own, outcomes) ?? status) : status);
+    this.ended.push({ jobId, statusFor });
+    this.stepOfJob(jobId, (own) => ({ at: at.toISOString(), name: `job_${statusFor(own)}`, detail: { job_id: jobId } }));
     this.seen(at);
   }
 
@@ -117,6 +131,18 @@ export class SagaProgress {
   get empty(): boolean {
     return this.started.length + this.intents.length + this.waits.length + this.ended.length + this.retried.length + this.ends.length === 0;
   }
+}
+
+/** A step of the sagas waiting on a job: as it is, or made for each saga from its own individuals (null: the whole job). */
+export type StepOfJob = SagaStep | ((own: ReadonlySet<string> | null) => SagaStep | undefined);
+
+/** Some individuals' status in an ended job, from each one's outcome: undefined when none of them has one. */
+export function statusOfIndividuals(own: ReadonlySet<string>, outcomes: ReadonlyMap<string, ChangeStatus>): string | undefined {
+  const theirs = [...own].map((id) => outcomes.get(id)).filter((o): o is ChangeStatus => o !== undefined);
+  if (theirs.length === 0 || theirs.some((o) => o === 'waiting')) return undefined;
+  if (theirs.some((o) => o === 'done')) return 'complete';
+  if (theirs.every((o) => o === 'superseded')) return SUPERSEDED;
+  return 'error';
 }
 
 /** The key of a transaction's saga progress among its pending writes. */
@@ -185,19 +211,25 @@ export class SagasRepository {
              ORDER BY id FOR UPDATE`,
             [named, jobIds],
           );
-    const pairs: { saga_id: string; job_id: string; status: string | null }[] =
-      locked.length === 0 ? [] : await this.db.query(`SELECT sj.saga_id, sj.job_id, sj.status FROM unnest($1::uuid[]) AS k(saga_id) JOIN saga_jobs sj ON sj.saga_id = k.saga_id`, [
+    const pairs: { saga_id: string; job_id: string; status: string | null; individual_ids: string[] | null }[] =
+      locked.length === 0
+        ? []
+        : await this.db.query(`SELECT sj.saga_id, sj.job_id, sj.status, sj.individual_ids FROM unnest($1::uuid[]) AS k(saga_id) JOIN saga_jobs sj ON sj.saga_id = k.saga_id`, [
             locked.map((r) => r.id),
           ]);
 
     // Each saga's jobs and how they stand: as stored, then what this progress changed.
     const jobsOf = new Map<string, Map<string, string | null>>();
     const sagasOfJob = new Map<string, Set<string>>();
-    const pair = (sagaId: string, jobId: string, status: string | null) => {
+    /** A saga's own individuals in a job it shares with others, by `saga/job`. */
+    const ownIn = new Map<string, ReadonlySet<string>>();
+    const pair = (sagaId: string, jobId: string, status: string | null, individualIds: readonly string[] | null | undefined) => {
       jobsOf.set(sagaId, (jobsOf.get(sagaId) ?? new Map()).set(jobId, status));
       sagasOfJob.set(jobId, (sagasOfJob.get(jobId) ?? new Set()).add(sagaId));
+      if (individualIds) ownIn.set(`${sagaId}/${jobId}`, new Set(individualIds));
     };
-    for (const p of pairs) pair(p.saga_id, p.job_id, p.status);
+    const own = (sagaId: string, jobId: string) => ownIn.get(`${sagaId}/${jobId}`) ?? null;
+    for (const p of pairs) pair(p.saga_id, p.job_id, p.status, p.individual_ids);
     const unknown = [...new Set(progress.waits.filter((w) => w.status === undefined).map((w) => w.jobId))];
     const read = new Map<string, string>(
       unknown.length === 0
@@ -205,17 +237,24 @@ export class SagasRepository {
         : (await this.db.query(`SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])`, [unknown])).map((r: { id: string; status: string }) => [r.id, r.status]),
     );
     const waited = progress.waits.filter((w) => w.status !== undefined || read.has(w.jobId));
-    for (const w of waited) if (!jobsOf.get(w.sagaId)?.has(w.jobId)) pair(w.sagaId, w.jobId, w.status ?? read.get(w.jobId)!);
-    const changedJobs = new Map<string, string | null>();
-    for (const jobId of progress.retried) changedJobs.set(jobId, null);
-    for (const { jobId, status } of progress.ended) changedJobs.set(jobId, status);
-    for (const [jobId, status] of changedJobs) for (const sagaId of sagasOfJob.get(jobId) ?? []) jobsOf.get(sagaId)!.set(jobId, status);
+    for (const w of waited) if (!jobsOf.get(w.sagaId)?.has(w.jobId)) pair(w.sagaId, w.jobId, w.status ?? read.get(w.jobId)!, w.individualIds);
+    const changedJobs = new Set<string>();
+    for (const jobId of progress.retried) {
+      changedJobs.add(jobId);
+      for (const sagaId of sagasOfJob.get(jobId) ?? []) jobsOf.get(sagaId)!.set(jobId, null);
+    }
+    for (const { jobId, statusFor } of progress.ended) {
+      changedJobs.add(jobId);
+      for (const sagaId of sagasOfJob.get(jobId) ?? []) jobsOf.get(sagaId)!.set(jobId, statusFor(own(sagaId, jobId)));
+    }
 
     const stepsOf = new Map<string, SagaStep[]>();
-    const add = (sagaId: string, step: SagaStep) => stepsOf.set(sagaId, [...(stepsOf.get(sagaId) ?? []), step]);
+    const add = (sagaId: string, step: SagaStep | undefined) => {
+      if (step) stepsOf.set(sagaId, [...(stepsOf.get(sagaId) ?? []), step]);
+    };
     for (const intent of progress.intents) {
       if ('sagaId' in intent) add(intent.sagaId, intent.step);
-      else for (const sagaId of sagasOfJob.get(intent.jobId) ?? []) add(sagaId, intent.step);
+      else for (const sagaId of sagasOfJob.get(intent.jobId) ?? []) add(sagaId, typeof intent.step === 'function' ? intent.step(own(sagaId, intent.jobId)) : intent.step);
     }
 
     // Where each saga ends up: reopened by a retry, settled by its jobs, or ended outright.
@@ -262,14 +301,25 @@ export class SagasRepository {
     }
     if (waited.length > 0) {
       await this.db.query(
-        `INSERT INTO saga_jobs (saga_id, job_id, status) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) ON CONFLICT DO NOTHING`,
-        [waited.map((w) => w.sagaId), waited.map((w) => w.jobId), waited.map((w) => jobsOf.get(w.sagaId)!.get(w.jobId) ?? null)],
+        `INSERT INTO saga_jobs (saga_id, job_id, status, individual_ids)
+         SELECT u.saga_id, u.job_id, u.status, nullif($4::jsonb -> (u.n::int - 1), 'null')
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) WITH ORDINALITY AS u(saga_id, job_id, status, n)
+         ON CONFLICT DO NOTHING`,
+        [
+          waited.map((w) => w.sagaId),
+          waited.map((w) => w.jobId),
+          waited.map((w) => jobsOf.get(w.sagaId)!.get(w.jobId) ?? null),
+          JSON.stringify(waited.map((w) => w.individualIds ?? null)),
+        ],
       );
     }
-    if (changedJobs.size > 0 && pairs.length > 0) {
+    // Each stored saga's status on the jobs that moved (a shared job's may differ from saga to saga).
+    const moves = pairs.filter((p) => changedJobs.has(p.job_id));
+    if (moves.length > 0) {
       await this.db.query(
-        `UPDATE saga_jobs sj SET status = u.status FROM unnest($1::uuid[], $2::text[]) AS u(job_id, status) WHERE sj.job_id = u.job_id`,
-        [[...changedJobs.keys()], [...changedJobs.values()]],
+        `UPDATE saga_jobs sj SET status = u.status FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(saga_id, job_id, status)
+         WHERE sj.saga_id = u.saga_id AND sj.job_id = u.job_id`,
+        [moves.map((p) => p.saga_id), moves.map((p) => p.job_id), moves.map((p) => jobsOf.get(p.saga_id)!.get(p.job_id) ?? null)],
       );
     }
     const moved = locked

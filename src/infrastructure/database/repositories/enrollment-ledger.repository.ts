@@ -682,6 +682,24 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
 
   // ---- reads ----
 
+  async individualOutcomes(jobIds: readonly string[]): Promise<Map<string, Map<string, ChangeStatus>>> {
+    const result = new Map<string, Map<string, ChangeStatus>>();
+    if (jobIds.length === 0) return result;
+    const rows: { job_id: string; individual_id: string; status: ChangeStatus }[] = await this.db.query(
+      `SELECT g.job_id, i.individual_id, i.status FROM enrollment_groups g JOIN enrollment_items i ON i.group_id = g.id WHERE g.job_id = ANY($1::uuid[])`,
+      [jobIds],
+    );
+    // One change per date: the individual's best (done, then failed, then superseded), unless one still waits.
+    const rank: Record<ChangeStatus, number> = { superseded: 0, failed: 1, done: 2, waiting: 3 };
+    for (const row of rows) {
+      const ofJob = result.get(row.job_id) ?? new Map<string, ChangeStatus>();
+      const seen = ofJob.get(row.individual_id);
+      if (seen === undefined || rank[row.status] > rank[seen]) ofJob.set(row.individual_id, row.status);
+      result.set(row.job_id, ofJob);
+    }
+    return result;
+  }
+
   async individualsOf(benefitId: string, individualIds?: readonly string[]): Promise<IndividualEnrollment[]> {
     const rows: IndividualRow[] = await this.db.query(
       `SELECT ${INDIVIDUAL_COLUMNS} FROM enrollments e LEFT JOIN jobs j ON j.id = e.job_id

@@ -2,6 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { BenefitsLookup } from '../../benefits/benefits-lookup.service';
 import { EnrollmentLifecycle, OpenEnrollment } from '../enrollment-lifecycle';
+import { shareJobs } from './shared-jobs';
 import { EnrollmentRequestsResult, OpenEnrollmentRequestsCommand } from './enrollment-commands';
 import { EnrollmentRequestRules } from './enrollment-requests';
 
@@ -11,7 +12,8 @@ const TRANSIENT: ReadonlySet<DomainError['family']> = new Set(['provider_error',
 /**
  * Opens a batch of enroll and unenroll requests set-wise: the benefits they name read at once,
  * each request validated as its REST command would be (a refusal is the API's own 4xx message),
- * then every owner's requests but those of refused owners opened through the lifecycle together.
+ * then every owner's requests but those of refused owners opened through the lifecycle together,
+ * sharing jobs (shareJobs: one per benefit and operation rather than one per owner).
  */
 @CommandHandler(OpenEnrollmentRequestsCommand)
 export class OpenEnrollmentRequestsHandler implements ICommandHandler<OpenEnrollmentRequestsCommand, EnrollmentRequestsResult> {
@@ -40,13 +42,16 @@ export class OpenEnrollmentRequestsHandler implements ICommandHandler<OpenEnroll
       }
     });
     const open = prepared.map((p, i) => (p && !refused.has(requests[i].owner) ? p : undefined));
-    const outcomes = await this.lifecycle.open(open.filter((p): p is OpenEnrollment => p !== undefined));
-    let next = 0;
+    const { shared, of } = shareJobs(open);
+    const outcomes = await this.lifecycle.open(shared);
     return {
-      results: open.map((p) => {
+      results: open.map((p, i) => {
         if (!p) return null;
-        const outcome = outcomes[next++];
-        return { jobId: outcome.job?.id ?? null, stale: outcome.stale };
+        const outcome = outcomes[of[i]!];
+        const own = new Set(p.request.items.map((item) => item.individualId));
+        const stale = outcome.stale.filter((id) => own.has(id));
+        // Its own individuals all stale: this request opened nothing, whatever the others of its job did.
+        return { jobId: stale.length === own.size ? null : (outcome.job?.id ?? null), stale };
       }),
       refused,
     };
