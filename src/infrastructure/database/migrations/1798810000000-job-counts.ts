@@ -1,10 +1,19 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createKeptCountTriggers, dropKeptCountTriggers, KeptCountTriggers } from './kept-count-triggers';
 
 /** The statuses the ops overview counts; `complete`, the bulk of the table, is not read. */
 const COUNTED = `('pending', 'in_progress', 'error')`;
 /** A job's key in the counts: pending ones by when made and when due (the overview's ages), the others by status alone. */
 const keyOf = (row: string) =>
   `${row}.status, CASE WHEN ${row}.status = 'pending' THEN ${row}.created_at ELSE '-infinity' END, CASE WHEN ${row}.status = 'pending' THEN ${row}.scheduled_at ELSE '-infinity' END`;
+
+const JOBS: KeptCountTriggers = {
+  table: 'jobs',
+  prefix: 'job',
+  columns: 'status, created_at, scheduled_at',
+  keyOf,
+  counted: (row) => `${row}.status IN ${COUNTED}`,
+};
 
 /**
  * Jobs counted for the ops overview without reading `jobs`, which keeps every enrollment job
@@ -27,50 +36,11 @@ export class JobCounts1798810000000 implements MigrationInterface {
     await q.query(`CREATE TABLE job_count_changes (status text NOT NULL, created_at timestamptz NOT NULL, scheduled_at timestamptz NOT NULL, n bigint NOT NULL)`);
     await q.query(`INSERT INTO job_counts (status, created_at, scheduled_at, n) SELECT ${keyOf('j')}, count(*) FROM jobs j WHERE j.status IN ${COUNTED} GROUP BY 1, 2, 3`);
 
-    await q.query(`
-      CREATE FUNCTION job_counts_inserted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        INSERT INTO job_count_changes (status, created_at, scheduled_at, n)
-        SELECT ${keyOf('n')}, count(*) FROM new_rows n WHERE n.status IN ${COUNTED} GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION job_counts_updated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        -- Each row counted again under its new key and taken off its old one: a row whose key
-        -- stayed cancels out, with no join of the two transition tables.
-        INSERT INTO job_count_changes (status, created_at, scheduled_at, n)
-        SELECT status, created_at, scheduled_at, sum(n) FROM (
-          SELECT ${keyOf('n')}, 1 FROM new_rows n WHERE n.status IN ${COUNTED}
-          UNION ALL
-          SELECT ${keyOf('o')}, -1 FROM old_rows o WHERE o.status IN ${COUNTED}
-        ) AS moved(status, created_at, scheduled_at, n)
-        GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION job_counts_deleted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        INSERT INTO job_count_changes (status, created_at, scheduled_at, n)
-        SELECT ${keyOf('o')}, -count(*) FROM old_rows o WHERE o.status IN ${COUNTED} GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION job_counts_truncated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        DELETE FROM job_count_changes;
-        DELETE FROM job_counts;
-        RETURN NULL;
-      END $$`);
-    await q.query(`CREATE TRIGGER job_counts_inserted AFTER INSERT ON jobs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION job_counts_inserted()`);
-    await q.query(
-      `CREATE TRIGGER job_counts_updated AFTER UPDATE ON jobs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION job_counts_updated()`,
-    );
-    await q.query(`CREATE TRIGGER job_counts_deleted AFTER DELETE ON jobs REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION job_counts_deleted()`);
-    await q.query(`CREATE TRIGGER job_counts_truncated AFTER TRUNCATE ON jobs FOR EACH STATEMENT EXECUTE FUNCTION job_counts_truncated()`);
+    await createKeptCountTriggers(q, JOBS);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const name of ['job_counts_truncated', 'job_counts_deleted', 'job_counts_updated', 'job_counts_inserted']) {
-      await q.query(`DROP TRIGGER ${name} ON jobs`);
-      await q.query(`DROP FUNCTION ${name}()`);
-    }
+    await dropKeptCountTriggers(q, JOBS);
     await q.query(`DROP TABLE job_count_changes`);
     await q.query(`DROP TABLE job_counts`);
   }
