@@ -1,3 +1,5 @@
+import { ChangeStatus } from '../enrollments/enrollment-change';
+
 /**
  * Saga state as the ops dashboard reads it. Sagas route (an event or request to commands and
  * jobs); aggregates (benefits, enrollments, jobs) remember. A saga waits on the jobs it started
@@ -43,4 +45,17 @@ export const SUPERSEDED = 'superseded';
 export function stateAfterJobs(jobStatuses: readonly string[]): SagaState {
   if (jobStatuses.some((s) => s === 'pending' || s === 'in_progress' || s === null)) return 'waiting';
   return jobStatuses.some((s) => s !== 'complete' && s !== SUPERSEDED) ? 'failed' : 'completed';
+}
+
+/**
+ * A saga's status in a job it shares with other sagas (the HRIS events of a batch), from the
+ * outcome of each of its own individuals in it: complete when one succeeded, superseded when all
+ * were taken over, else an error; undefined when none has an outcome or one still waits.
+ */
+export function statusOfIndividuals(own: ReadonlySet<string>, outcomes: ReadonlyMap<string, ChangeStatus>): string | undefined {
+  const theirs = [...own].map((id) => outcomes.get(id)).filter((o): o is ChangeStatus => o !== undefined);
+  if (theirs.length === 0 || theirs.some((o) => o === 'waiting')) return undefined;
+  if (theirs.some((o) => o === 'done')) return 'complete';
+  if (theirs.every((o) => o === 'superseded')) return SUPERSEDED;
+  return 'error';
 }

@@ -18,11 +18,11 @@ export interface KeptCount {
   key: readonly string[];
 }
 
-/** Sagas by type and state (migration 1798800000000); jobs by status, pending ones by when made and due (1798810000000). */
-export const KEPT_COUNTS: readonly KeptCount[] = [
-  { table: 'saga_counts', changes: 'saga_count_changes', key: ['type', 'state'] },
-  { table: 'job_counts', changes: 'job_count_changes', key: ['status', 'created_at', 'scheduled_at'] },
-];
+/** Sagas by type and state (migration 1798800000000). */
+export const SAGA_COUNTS: KeptCount = { table: 'saga_counts', changes: 'saga_count_changes', key: ['type', 'state'] };
+/** Jobs by status, pending ones by when made and due (1798810000000). */
+export const JOB_COUNTS: KeptCount = { table: 'job_counts', changes: 'job_count_changes', key: ['status', 'created_at', 'scheduled_at'] };
+export const KEPT_COUNTS: readonly KeptCount[] = [SAGA_COUNTS, JOB_COUNTS];
 
 /** The rows of a kept count at the reader's snapshot: its table plus the changes not folded yet, summed by key. */
 export function keptCountRows(count: KeptCount): string {

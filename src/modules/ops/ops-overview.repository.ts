@@ -3,11 +3,9 @@ import { DataSource } from 'typeorm';
 import { DISCREPANCY_KINDS, DiscrepancyKind } from '../../domain/reconciliation/reconciliation.types';
 import { SAGA_STATES, SAGA_TYPES, SagaState, SagaType } from '../../domain/sagas/saga';
 import { TOPICS } from '../../infrastructure/messaging/topics';
-import { KEPT_COUNTS, keptCountRows } from '../../infrastructure/database/kept-counts';
+import { JOB_COUNTS, keptCountRows } from '../../infrastructure/database/kept-counts';
 import { SagaCounts } from '../saga-state/saga-counts';
 import { EventsMinute, OverviewResponse, PendingAgeBucket } from './dto/overview.dto';
-
-const JOBS = KEPT_COUNTS.find((c) => c.table === 'job_counts')!;
 
 const zeroStates = () => Object.fromEntries(SAGA_STATES.map((s) => [s, 0])) as Record<SagaState, number>;
 
@@ -73,7 +71,7 @@ export class OpsOverviewRepository {
          ${counted(`status = 'pending' AND created_at <= $1::timestamptz - interval '24 hours'`)} AS over_24h,
          ${counted(`status = 'in_progress'`)} AS in_progress,
          ${counted(`status = 'error'`)} AS error
-       FROM (${keptCountRows(JOBS)}) AS c`,
+       FROM (${keptCountRows(JOB_COUNTS)}) AS c`,
       [now],
     );
     const byAge: Record<PendingAgeBucket, number> = {

@@ -1,15 +1,13 @@
 import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { SagaState, SagaType } from '../../domain/sagas/saga';
-import { KEPT_COUNTS, keptCountRows, KeptCountsModule } from '../../infrastructure/database/kept-counts';
+import { keptCountRows, KeptCountsModule, SAGA_COUNTS } from '../../infrastructure/database/kept-counts';
 
 export interface SagaCount {
   type: SagaType;
   state: SagaState;
   n: number;
 }
-
-const SAGAS = KEPT_COUNTS.find((c) => c.table === 'saga_counts')!;
 
 /**
  * Sagas counted by type and state without reading `sagas`, which is kept for good (migration
@@ -21,7 +19,7 @@ export class SagaCounts {
 
   /** Every type and state with sagas in it. */
   async all(): Promise<SagaCount[]> {
-    const rows: { type: SagaType; state: SagaState; n: string }[] = await this.dataSource.query(keptCountRows(SAGAS));
+    const rows: { type: SagaType; state: SagaState; n: string }[] = await this.dataSource.query(keptCountRows(SAGA_COUNTS));
     return rows.map((r) => ({ type: r.type, state: r.state, n: Number(r.n) }));
   }
 

@@ -1,6 +1,6 @@
 import { Global, Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Saga, SagaState, SagaStep, SagaType, stateAfterJobs, SUPERSEDED } from '../../domain/sagas/saga';
+import { Saga, SagaState, SagaStep, SagaType, stateAfterJobs, statusOfIndividuals, SUPERSEDED } from '../../domain/sagas/saga';
 import { ChangeStatus } from '../../domain/enrollments/enrollment-change';
 import { newId } from '../../domain/shared/new-id';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
@@ -135,15 +135,6 @@ export class SagaProgress {
 
 /** A step of the sagas waiting on a job: as it is, or made for each saga from its own individuals (null: the whole job). */
 export type StepOfJob = SagaStep | ((own: ReadonlySet<string> | null) => SagaStep | undefined);
-
-/** Some individuals' status in an ended job, from each one's outcome: undefined when none of them has one. */
-export function statusOfIndividuals(own: ReadonlySet<string>, outcomes: ReadonlyMap<string, ChangeStatus>): string | undefined {
-  const theirs = [...own].map((id) => outcomes.get(id)).filter((o): o is ChangeStatus => o !== undefined);
-  if (theirs.length === 0 || theirs.some((o) => o === 'waiting')) return undefined;
-  if (theirs.some((o) => o === 'done')) return 'complete';
-  if (theirs.every((o) => o === 'superseded')) return SUPERSEDED;
-  return 'error';
-}
 
 /** The key of a transaction's saga progress among its pending writes. */
 const TRANSACTION_PROGRESS = Symbol('SagaProgress');
