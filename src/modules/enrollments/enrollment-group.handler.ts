@@ -66,10 +66,6 @@ export class EnrollmentGroupHandler implements JobHandler {
     size: GROUP_BATCH_SIZE,
     atOnce: GROUP_BATCHES_AT_ONCE,
     maxWeight: GROUP_BATCH_PEOPLE,
-    // A connection's HRIS events are one Kafka partition's, applied under its people's locks:
-    // a part per connection waits only on the consumer of that partition, never holding
-    // another employer's people (one transaction for all of them stalled every consumer).
-    apartBy: (job: Job) => job.connectionId,
     run: (jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>) => this.runBatch(jobs, contexts),
   };
   private readonly logger = new Logger(EnrollmentGroupHandler.name);

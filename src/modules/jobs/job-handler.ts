@@ -58,12 +58,6 @@ export interface JobHandler {
     size: number;
     atOnce?: number;
     maxWeight?: number;
-    /**
-     * Jobs of a batch with different keys run and commit apart (`run` and the commit's transaction
-     * per key, a few keys at once): a key names what the jobs lock, so a part waiting on a lock
-     * holds no other key's locks meanwhile and stalls no one else.
-     */
-    apartBy?: (job: Job) => string;
     run(jobs: readonly Job[], contexts: ReadonlyMap<string, JobRunContext>): Promise<BatchOutcome>;
   };
 }

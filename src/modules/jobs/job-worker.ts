@@ -8,7 +8,6 @@ import { isTransientDatabaseError } from '../../infrastructure/database/transien
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
 import { DomainError } from '../../domain/shared/domain-error';
 import { Clock, CLOCK } from '../../domain/shared/clock';
-import { mapLimited } from '../../infrastructure/scheduling/map-limited';
 import { PollingLoop, RoundOutcome } from '../../infrastructure/scheduling/polling-loop';
 import { ServiceInstance } from '../../infrastructure/scheduling/service-instance';
 import { BatchOutcome, JobDeferral, JobHandler, JobHandlerRegistry, JobOutcome, JobRunContext } from './job-handler';
@@ -31,8 +30,6 @@ export const JOB_WORKER_SETTINGS = Symbol('JobWorkerSettings');
 
 /** How long an internal job is kept after it ends (for the ops dashboard's recent history). */
 const INTERNAL_JOB_RETENTION_MS = 7 * 24 * 3_600_000;
-/** Parts of one batch (JobHandler.batch.apartBy) run at once: each holds a pool connection while it claims and commits. */
-const BATCH_PARTS_AT_ONCE = 2;
 
 /** Why a running job was told to stop. */
 class JobInterruption extends Error {
@@ -228,57 +225,44 @@ export class JobWorker {
         runnable.push(job);
       }
       if (runnable.length === 0) return 'ended';
-      const parts = partsOf(runnable, handler.batch!.apartBy);
-      const ends = await mapLimited(parts, BATCH_PARTS_AT_ONCE, (part) => this.executeBatchPart(handler, part, policies, contexts, controller));
-      return ends.every((end) => end === 'deferred') ? 'deferred' : 'ended';
+      const byId = new Map(runnable.map((j) => [j.id, j]));
+      let outcome: BatchOutcome;
+      try {
+        outcome = await handler.batch!.run(runnable, contexts);
+      } catch (error) {
+        for (const job of runnable) {
+          if (controller.signal.aborted) await this.interrupted(job, controller.signal.reason);
+          else await this.failed(job, handler, policies.get(job.id)!, controller, error);
+        }
+        return 'ended';
+      }
+      if (controller.signal.aborted) {
+        for (const job of runnable) await this.interrupted(job, controller.signal.reason);
+        return 'ended';
+      }
+      const now = this.clock.now();
+      await this.jobs.deferMany(
+        this.owner,
+        [...outcome.deferred].map(([id, deferral]) => ({ id, scheduledAt: new Date(now.getTime() + deferral.delayMs), leasedDueAt: byId.get(id)!.scheduledAt })),
+      );
+      for (const [id, error] of outcome.failed) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error);
+      if (outcome.ended.size > 0) {
+        try {
+          await this.uow.transaction(async (manager) => {
+            const completedAt = this.clock.now();
+            const ended = [...outcome.ended].map(([id, o]) => ({ id, status: o.status, result: o.result ?? null }));
+            const held = new Set(await this.jobs.finishMany(this.owner, ended, completedAt, manager));
+            await outcome.commit?.(manager);
+            await this.events.publish(ended.filter((e) => held.has(e.id)).map((e) => new JobEnded(e.id, e.status, completedAt)));
+          });
+        } catch (error) {
+          for (const id of outcome.ended.keys()) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error, true);
+        }
+      }
+      return outcome.deferred.size === runnable.length ? 'deferred' : 'ended';
     } finally {
       clearInterval(renewal);
     }
-  }
-
-  /** One part of a batch (its jobs that may share locks): run, deferred, failed, and the ended ones finished with the commit. */
-  private async executeBatchPart(
-    handler: JobHandler,
-    runnable: readonly Job[],
-    policies: ReadonlyMap<string, RetryPolicy>,
-    contexts: ReadonlyMap<string, JobRunContext>,
-    controller: AbortController,
-  ): Promise<'ended' | 'deferred'> {
-    const byId = new Map(runnable.map((j) => [j.id, j]));
-    let outcome: BatchOutcome;
-    try {
-      outcome = await handler.batch!.run(runnable, contexts);
-    } catch (error) {
-      for (const job of runnable) {
-        if (controller.signal.aborted) await this.interrupted(job, controller.signal.reason);
-        else await this.failed(job, handler, policies.get(job.id)!, controller, error);
-      }
-      return 'ended';
-    }
-    if (controller.signal.aborted) {
-      for (const job of runnable) await this.interrupted(job, controller.signal.reason);
-      return 'ended';
-    }
-    const now = this.clock.now();
-    await this.jobs.deferMany(
-      this.owner,
-      [...outcome.deferred].map(([id, deferral]) => ({ id, scheduledAt: new Date(now.getTime() + deferral.delayMs), leasedDueAt: byId.get(id)!.scheduledAt })),
-    );
-    for (const [id, error] of outcome.failed) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error);
-    if (outcome.ended.size > 0) {
-      try {
-        await this.uow.transaction(async (manager) => {
-          const completedAt = this.clock.now();
-          const ended = [...outcome.ended].map(([id, o]) => ({ id, status: o.status, result: o.result ?? null }));
-          const held = new Set(await this.jobs.finishMany(this.owner, ended, completedAt, manager));
-          await outcome.commit?.(manager);
-          await this.events.publish(ended.filter((e) => held.has(e.id)).map((e) => new JobEnded(e.id, e.status, completedAt)));
-        });
-      } catch (error) {
-        for (const id of outcome.ended.keys()) await this.failed(byId.get(id)!, handler, policies.get(id)!, controller, error, true);
-      }
-    }
-    return outcome.deferred.size === runnable.length ? 'deferred' : 'ended';
   }
 
   private async execute(job: Job, controller: AbortController): Promise<'ended' | 'deferred'> {
@@ -420,17 +404,4 @@ export class JobWorker {
     if (reason instanceof JobInterruption && reason.reason === 'lease_lost') return;
     await this.jobs.release(job.id, this.owner);
   }
-}
-
-/** The batch's jobs by `apartBy`, in lease order; all in one part without it. */
-function partsOf(jobs: readonly Job[], apartBy: ((job: Job) => string) | undefined): Job[][] {
-  if (!apartBy) return [[...jobs]];
-  const parts = new Map<string, Job[]>();
-  for (const job of jobs) {
-    const key = apartBy(job);
-    const part = parts.get(key);
-    if (part) part.push(job);
-    else parts.set(key, [job]);
-  }
-  return [...parts.values()];
 }

@@ -164,50 +164,6 @@ describeWithPostgres('job worker (PostgreSQL)', () => {
     expect(batches.find((b) => b.includes(12))).toEqual([12]);
   });
 
-  it('runs and commits a batch apart by key: a part held back holds back no other', async () => {
-    const other = (await createConnection(dataSource)).id;
-    const held = gate();
-    const parts: string[][] = [];
-    const committed: string[] = [];
-    const handler: JobHandler = {
-      type,
-      run: () => Promise.reject(new Error('batches only')),
-      batch: {
-        size: 50,
-        apartBy: (job) => job.connectionId,
-        run: async (leased) => {
-          parts.push([...new Set(leased.map((j) => j.connectionId))]);
-          if (leased[0].connectionId === connectionId) await held.opened;
-          return {
-            ended: new Map(leased.map((j) => [j.id, { status: 'complete' as const }])),
-            deferred: new Map(),
-            failed: new Map(),
-            commit: async () => void committed.push(...leased.map((j) => j.id)),
-          };
-        },
-      },
-    };
-    const mine = await Promise.all(Array.from({ length: 3 }, () => enqueue()));
-    const theirs = await Promise.all(Array.from({ length: 3 }, () => jobs.insert({ id: randomUUID(), connectionId: other, kind: 'internal', type, createdAt: clock.now() })));
-    start(registryWith(handler), { concurrency: 2 });
-
-    // The other connection's part ends while the first one's is still held.
-    await expectEventually(async () => {
-      const states = await Promise.all(theirs.map((j) => state(j.id)));
-      expect(states.map((st) => st.status)).toEqual(['complete', 'complete', 'complete']);
-    });
-    expect((await Promise.all(mine.map((j) => state(j.id)))).map((st) => st.status)).toEqual(['in_progress', 'in_progress', 'in_progress']);
-    held.open();
-    await expectEventually(async () => {
-      const states = await Promise.all(mine.map((j) => state(j.id)));
-      expect(states.map((st) => st.status)).toEqual(['complete', 'complete', 'complete']);
-    });
-    // One batch leased, run and committed as two parts, each of one key.
-    expect(parts.map((p) => p.length)).toEqual([1, 1]);
-    expect(parts.flat().sort()).toEqual([connectionId, other].sort());
-    expect(committed.sort()).toEqual([...mine, ...theirs].map((j) => j.id).sort());
-  });
-
   it("takes over a crashed worker's expired lease, and leaves a live lease alone", async () => {
     const handler = new ScriptedHandler(type);
     const crashed = await enqueue();

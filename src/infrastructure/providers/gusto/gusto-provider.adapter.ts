@@ -56,7 +56,6 @@ import {
   GustoPayroll,
   GustoPaySchedule,
 } from './gusto-types';
-import { mapLimited } from '../../scheduling/map-limited';
 
 export interface GustoProviderAdapterOptions {
   /** Fresh reads after a 409 (a version moved) before an individual's or a benefit's write gives up. Default 3. */
@@ -819,6 +818,27 @@ function gustoMessage(error: GustoApiError): string {
     });
   const messages = flatten(error.errors);
   return messages.length > 0 ? `Gusto refused the change: ${messages.join('; ')}` : error.message;
+}
+
+/** Runs `work` over `items` with at most `limit` at once, in order; after a failure starts nothing new, lets the running finish, then throws the first. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failure && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await work(items[index]);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  // Running work is awaited before throwing: a 401 makes GustoAccess run the whole call again.
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
+  return results;
 }
 
 function isLastPage(answer: GustoResponse<unknown>, page: number, received: number): boolean {
