@@ -80,6 +80,12 @@ export class KafkaConsumerRunner {
   private readonly groupCommits = new Map<MessageHandler, GroupCommit<InboundMessage, ProcessOutcome>>();
   /** Backoff sleeps in progress; stop() cuts them short instead of waiting up to 10 s. */
   private readonly sleepers = new Set<() => void>();
+  /**
+   * Batches being applied, by any consumer this runner made (a crashed one's too): stop() waits
+   * for them itself rather than trust the client's disconnect to, so that once it resolves no
+   * transaction of this runner's is still going to commit.
+   */
+  private readonly inFlight = new Set<Promise<void>>();
   /** Crashes of this runner's consumers, and consumers started after one, since it was made. */
   crashes = 0;
   restarts = 0;
@@ -121,7 +127,7 @@ export class KafkaConsumerRunner {
         autoCommitInterval: 1_000,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
-        eachBatch: (payload) => this.consumeBatch(payload),
+        eachBatch: (payload) => this.tracked(this.consumeBatch(payload)),
       });
     })();
     try {
@@ -170,6 +176,17 @@ export class KafkaConsumerRunner {
     this.starting = undefined;
     await starting?.catch(() => undefined);
     await consumer?.disconnect();
+    if (this.inFlight.size > 0) {
+      this.logger.warn(`the Kafka consumer disconnected with ${this.inFlight.size} batch(es) still being applied; waiting for them`);
+      await Promise.allSettled([...this.inFlight]);
+    }
+  }
+
+  private tracked(batch: Promise<void>): Promise<void> {
+    this.inFlight.add(batch);
+    const forget = () => this.inFlight.delete(batch);
+    batch.then(forget, forget);
+    return batch;
   }
 
   private async consumeBatch({
