@@ -4,6 +4,8 @@ import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, PartitionMetadat
 import { TopicNames } from '../topics';
 import { ReplicationSettings, replicationFor, writeProblems } from './replication';
 import { KeyedPartitioner } from './keyed-partitioner';
+// Every consumer this client makes runs on the guarded runner (see the file).
+import './kafkajs-stop-guard';
 
 export interface KafkaSettings extends ReplicationSettings {
   brokers: string[];
