@@ -153,11 +153,16 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
       expect(results.get(individual_id)).toMatchObject({ result: 'matched' });
       expect(results.get(individual_id)!.observed_employee).toBeGreaterThan(0);
     }
-    // The job records what it did.
-    const [job2] = await db().query(
-      `SELECT result FROM jobs WHERE type = 'deduction_reconciliation' AND entity_id = $1 AND status = 'complete' ORDER BY completed_at DESC LIMIT 1`,
-      [employer.entityId],
-    );
+    // The job records what it did. Its run row commits before the job's own end (the worker's
+    // next transaction), so the job is waited for.
+    const job2 = await expectEventually(async () => {
+      const [row] = await db().query(
+        `SELECT result FROM jobs WHERE type = 'deduction_reconciliation' AND entity_id = $1 AND status = 'complete' ORDER BY completed_at DESC LIMIT 1`,
+        [employer.entityId],
+      );
+      expect(row).toBeDefined();
+      return row;
+    });
     expect(job2.result).toMatchObject({ opened: 0, configurations_read: 1 });
     expect(job2.result.results).toBeGreaterThanOrEqual(enrolled.length);
     expect(job2.result.statements).toBeGreaterThanOrEqual(job2.result.results);
