@@ -44,6 +44,7 @@ import { InboxClaimSentAfter1798700000000 } from './migrations/1798700000000-inb
 import { SagaCounts1798800000000 } from './migrations/1798800000000-saga-counts';
 import { JobCounts1798810000000 } from './migrations/1798810000000-job-counts';
 import { SagaJobIndividuals1798820000000 } from './migrations/1798820000000-saga-job-individuals';
+import { TableUpkeepTurn1798830000000 } from './migrations/1798830000000-table-upkeep-turn';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -93,4 +94,5 @@ export const MIGRATIONS = [
   SagaCounts1798800000000,
   JobCounts1798810000000,
   SagaJobIndividuals1798820000000,
+  TableUpkeepTurn1798830000000,
 ];

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { PollingLoop } from '../scheduling/polling-loop';
+import { returnedRows } from './query-result';
 import { WakeSignal } from '../scheduling/wake-signal';
 
 export interface Threshold {
@@ -90,6 +91,13 @@ export const STATISTICS_ROWS = 1_000;
 const STATISTICS_POLL_MS = 1_000;
 
 /**
+ * How long a round holds the turn before another instance may take it anyway: a process killed
+ * mid-round frees it by this bound. A round outliving it only lets a second one run beside it,
+ * which `SKIP_LOCKED` keeps off the tables the first is working.
+ */
+export const TURN_LEASE_MS = 120_000;
+
+/**
  * Vacuums a round of the loop runs (a round a second while any is left). The queue tables come
  * due together, and vacuuming them one after the other took a core for two to three seconds
  * every DATABASE_TABLE_UPKEEP_INTERVAL_MS: at 500 HRIS events/s on two cores, the events of
@@ -127,8 +135,9 @@ export function upkeepDue(tables: readonly TableActivity[], scope: UpkeepScope =
  * the hot statements' joins from defaults, picks sequential scans of the queue tables that grow
  * with every event, and the cost per event grows with the stream; dead rows pile up in the
  * partial indexes the workers read. It works at autovacuum's pace too (its cost-based delay),
- * not at a manual VACUUM's full speed. Each instance may run it: `SKIP_LOCKED` passes over a
- * table another instance is vacuuming, and a table done is below its thresholds for the next one.
+ * not at a manual VACUUM's full speed. The instances on one database take turns
+ * (`table_upkeep_turn`): one round at a time, at the pace one instance would keep, so the
+ * tables are analyzed as often with three instances as with one.
  *
  * Where autovacuum runs, the service still analyzes a table within a second of its outgrowing
  * its statistics (`STATISTICS_ROWS`: about each doubling of its size). Autovacuum looks once a
@@ -144,8 +153,6 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
   private loop: PollingLoop | undefined;
   /** What this instance looks after; undefined: nothing. */
   private scope: UpkeepScope | undefined;
-  /** When the last round of `all` began (ms since the epoch). */
-  private lastFullRound = 0;
   /** The server's autovacuum settings, read at the first round. */
   private server: Record<string, string> | undefined;
   /** Whether the last round left vacuums due for the next (VACUUMS_PER_ROUND). */
@@ -160,17 +167,13 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationBootstrap(): Promise<void> {
     this.scope = await this.scopeToRun();
     if (!this.scope) return;
-    const interval = this.config.DATABASE_TABLE_UPKEEP_INTERVAL_MS;
     this.loop = new PollingLoop({
       name: 'table upkeep round',
-      pollMs: Math.min(STATISTICS_POLL_MS, interval),
+      pollMs: this.pollMs,
       signal: this.signal,
       logger: this.logger,
       round: async () => {
-        // Autovacuum's work at its interval, a vacuum a round until none is left; between, only statistics outgrown.
-        const full = this.scope === 'all' && (this.vacuumsLeft || Date.now() - this.lastFullRound >= interval);
-        if (full && !this.vacuumsLeft) this.lastFullRound = Date.now();
-        await this.round(full ? 'all' : 'statistics', VACUUMS_PER_ROUND);
+        await this.takeTurn();
         return 'wait';
       },
     });
@@ -188,6 +191,42 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
   /** What this instance looks after once started; undefined: nothing. */
   get runs(): UpkeepScope | undefined {
     return this.loop ? this.scope : undefined;
+  }
+
+  private get pollMs(): number {
+    return Math.min(STATISTICS_POLL_MS, this.config.DATABASE_TABLE_UPKEEP_INTERVAL_MS);
+  }
+
+  /**
+   * A round, when it is this instance's turn: none began on the database within the poll
+   * interval and none is running. It is a full round (autovacuum's work) once the last full one
+   * began an upkeep interval ago, or left vacuums due, a vacuum a round until none is left;
+   * between, the statistics outgrown. Answers what it did; undefined when it was not its turn.
+   */
+  async takeTurn(): Promise<{ table: string; action: UpkeepAction }[] | undefined> {
+    if (!this.scope) return undefined;
+    const [turn] = returnedRows<{ full: boolean }>(
+      await this.dataSource.query(
+        `UPDATE table_upkeep_turn SET next_round_at = now() + $1 * interval '1 millisecond',
+           full_round_at = CASE WHEN $2::boolean AND NOT vacuums_left AND full_round_at <= now() - $3 * interval '1 millisecond' THEN now() ELSE full_round_at END
+         WHERE id = 1 AND next_round_at <= now()
+         RETURNING $2::boolean AND (vacuums_left OR full_round_at = now()) AS full`,
+        [TURN_LEASE_MS, this.scope === 'all', this.config.DATABASE_TABLE_UPKEEP_INTERVAL_MS],
+      ),
+    );
+    if (!turn) return undefined;
+    try {
+      return await this.round(turn.full ? 'all' : 'statistics', VACUUMS_PER_ROUND);
+    } finally {
+      // The next round, any instance's, a poll interval after this one ended (a little less, so
+      // the next poll of an instance whose timer runs a moment early is not passed over).
+      await this.dataSource
+        .query(
+          `UPDATE table_upkeep_turn SET next_round_at = now() + $1 * interval '1 millisecond', vacuums_left = CASE WHEN $2::boolean THEN $3::boolean ELSE vacuums_left END WHERE id = 1`,
+          [Math.round(this.pollMs * 0.9), turn.full, this.vacuumsLeft],
+        )
+        .catch((error: Error) => this.logger.warn(`table upkeep: the turn was not handed on (${error.message}); it frees itself within ${TURN_LEASE_MS / 1000} s`));
+    }
   }
 
   /**

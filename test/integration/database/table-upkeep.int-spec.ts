@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig, loadConfig } from '../../../src/config/app-config';
-import { STATISTICS_ROWS, TableUpkeep } from '../../../src/infrastructure/database/table-upkeep';
+import { STATISTICS_ROWS, TableUpkeep, TURN_LEASE_MS } from '../../../src/infrastructure/database/table-upkeep';
 import { Metrics } from '../../../src/infrastructure/observability/metrics';
 import { describeWithPostgres } from '../../setup/test-env';
 import { expectEventually } from '../../utils/expect-eventually';
@@ -218,6 +218,133 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     expect(await statsOf('upkeep_known')).toMatchObject({ analyzes: 2, vacuums: 0 });
     expect(await upkept('upkeep_fresh', 'analyze')).toBe(1);
     expect(await upkept('upkeep_known', 'analyze')).toBe(1);
+  });
+
+  describe('instances on one database take turns', () => {
+    const turnsOf = (n: number, overrides: Partial<AppConfig> = {}) =>
+      Array.from({ length: n }, () => new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'on', ...overrides }), metrics));
+    /** Each instance's rounds, by the scope it ran (`round` is the real one, watched). */
+    const watch = (upkeep: TableUpkeep) => {
+      const scopes: string[] = [];
+      const round = upkeep.round.bind(upkeep);
+      jest.spyOn(upkeep, 'round').mockImplementation((scope, max) => {
+        scopes.push(scope ?? 'all');
+        return round(scope, max);
+      });
+      return scopes;
+    };
+    const started = async (upkeeps: TableUpkeep[]) => {
+      for (const upkeep of upkeeps) await upkeep.onApplicationBootstrap();
+      // The loops are stopped at once: the test takes the turns itself.
+      for (const upkeep of upkeeps) await upkeep.onApplicationShutdown();
+      await fresh();
+    };
+    /** The turn as a new database has it: free, and no full round run yet. */
+    const fresh = () => dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity', full_round_at = '-infinity', vacuums_left = false`);
+
+    it('runs one round at a time on the database, whichever instance asks, and the next a poll interval after it ended', async () => {
+      const [a, b, c] = turnsOf(3);
+      await started([a, b, c]);
+
+      const first = await Promise.all([a, b, c].map((u) => u.takeTurn()));
+      expect(first.filter((done) => done !== undefined)).toHaveLength(1);
+      expect(await b.takeTurn()).toBeUndefined();
+
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await b.takeTurn()).toBeDefined();
+      expect(await a.takeTurn()).toBeUndefined();
+    });
+
+    it("does autovacuum's work once an upkeep interval across the instances, the statistics outgrown between", async () => {
+      const [a, b] = turnsOf(2, { DATABASE_TABLE_UPKEEP_INTERVAL_MS: 3_000 });
+      await started([a, b]);
+      const scopesOf = [watch(a), watch(b)];
+      const turn = async (upkeep: TableUpkeep) => {
+        await dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity'`);
+        expect(await upkeep.takeTurn()).toBeDefined();
+      };
+
+      await turn(a);
+      await turn(b);
+      await turn(a);
+      await new Promise((r) => setTimeout(r, 3_000));
+      await turn(b);
+      await turn(a);
+
+      expect(scopesOf).toEqual([
+        ['all', 'statistics', 'statistics'],
+        ['statistics', 'all'],
+      ]);
+    });
+
+    it('hands the vacuums a round left to the next round, whichever instance runs it', async () => {
+      const [a, b] = turnsOf(2);
+      await started([a, b]);
+      await a.round();
+      const tables = ['upkeep_turn_a', 'upkeep_turn_b'];
+      for (const table of tables) {
+        await dataSource.query(`CREATE TABLE ${table} (n int)`);
+        await dataSource.query(`INSERT INTO ${table} SELECT generate_series(1, 2000)`);
+        await dataSource.query(`DELETE FROM ${table}`);
+      }
+      await expectEventually(async () => expect((await Promise.all(tables.map(statsOf))).map((t) => t.dead)).toEqual([2000, 2000]), { timeoutMs: 20_000 });
+      // A full round was just run: only vacuums left over make the next ones full.
+      await dataSource.query(`UPDATE table_upkeep_turn SET full_round_at = now(), vacuums_left = true`);
+      const vacuumed = (done: { table: string; action: string }[] | undefined) => (done ?? []).filter((d) => tables.includes(d.table) && d.action === 'vacuum').map((d) => d.table);
+
+      const first = vacuumed(await a.takeTurn());
+      await dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity'`);
+      await expectEventually(
+        async () => {
+          await dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity'`);
+          expect([...first, ...vacuumed(await b.takeTurn())].sort()).toEqual(tables);
+        },
+        { timeoutMs: 20_000 },
+      );
+      // Nothing left: the next round only looks at statistics.
+      await expectEventually(
+        async () => {
+          await dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity'`);
+          await b.takeTurn();
+          const [{ left }] = await dataSource.query(`SELECT vacuums_left AS left FROM table_upkeep_turn`);
+          expect(left).toBe(false);
+        },
+        { timeoutMs: 20_000 },
+      );
+    });
+
+    it('hands the turn on when its round fails, not when the lease runs out', async () => {
+      const [a, b] = turnsOf(2);
+      await started([a, b]);
+      jest.spyOn(a, 'round').mockRejectedValueOnce(new Error('connection lost'));
+
+      await expect(a.takeTurn()).rejects.toThrow('connection lost');
+      const [{ wait }] = await dataSource.query(`SELECT extract(epoch FROM next_round_at - now()) AS wait FROM table_upkeep_turn`);
+      expect(Number(wait)).toBeLessThan(1);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await b.takeTurn()).toBeDefined();
+    });
+
+    it('waits for a round still holding the turn (an instance killed mid-round frees it by the lease)', async () => {
+      const [a, b] = turnsOf(2);
+      await started([a, b]);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const round = a.round.bind(a);
+      jest.spyOn(a, 'round').mockImplementationOnce(async (scope, max) => {
+        await held;
+        return round(scope, max);
+      });
+
+      const running = a.takeTurn();
+      await expectEventually(async () => {
+        const [{ wait }] = await dataSource.query(`SELECT extract(epoch FROM next_round_at - now()) AS wait FROM table_upkeep_turn`);
+        expect(Number(wait)).toBeGreaterThan(TURN_LEASE_MS / 1000 - 10);
+      });
+      expect(await b.takeTurn()).toBeUndefined();
+      release();
+      expect(await running).toBeDefined();
+    });
   });
 
   it('runs all of the upkeep in `auto` mode when the server has autovacuum off, else the statistics outgrown; never when off, embedded, or without workers', async () => {
