@@ -6,7 +6,12 @@
  * expected (the instances, PostgreSQL and the brokers share its cores): the CPU per event is
  * what predicts a machine per instance.
  *
- *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--statements]
+ *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--statements]
+ *
+ * Each configuration is measured warm: before it, every instance (the newly started one too) has
+ * applied at least --warm-up-events of its own (default 10,000; 2,000 with --quick). Each
+ * instance's CPU per event of the partitions it held is printed beside the total (its job work
+ * counted too, which any instance may do), so an instance still compiling its paths shows.
  *
  * With `--statements`, the database is a PostgreSQL cluster of the benchmark's own with
  * pg_stat_statements loaded, and each run also reports PostgreSQL's statements per event by who
@@ -46,6 +51,12 @@ interface InstancesRun {
   partitions: Record<string, number[]>;
   /** Events of the run on each instance's partitions. */
   events_by_instance: Record<string, number>;
+  /** Each instance's CPU until every job was complete, per event of the partitions it held, by its client id. */
+  instance_cpu_ms_per_own_event: Record<string, number>;
+  /** ANALYZEs and VACUUMs of the service's tables during the run (pg_stat_user_tables), by whichever instance ran them. */
+  upkeep: { analyzes: number; vacuums: number; by_table: Record<string, string> };
+  /** Events each instance applied before this measured run (every earlier run and warm-up), by its client id. */
+  events_before_by_instance: Record<string, number>;
   /** With --statements: PostgreSQL's statements per event, by role and by statement. */
   statements?: StatementsByRole;
 }
@@ -102,10 +113,38 @@ function printStatementGrowth(first: InstancesRun, last: InstancesRun, top = 10)
   );
 }
 
+/** ANALYZEs and VACUUMs of the schema's tables so far, whoever ran them (the table upkeep, where autovacuum is off). */
+async function upkeepCounts(db: DataSource): Promise<Record<string, { analyzes: number; vacuums: number }>> {
+  const rows: { table: string; analyzes: number; vacuums: number }[] = await db.query(
+    `SELECT relname AS table, (analyze_count + autoanalyze_count)::int AS analyzes, (vacuum_count + autovacuum_count)::int AS vacuums
+     FROM pg_stat_user_tables WHERE schemaname = current_schema()`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.table, { analyzes: r.analyzes, vacuums: r.vacuums }]));
+}
+
+/** What the upkeep did between two counts: in all, and by table (those it touched). */
+function upkeepBetween(before: Awaited<ReturnType<typeof upkeepCounts>>, after: Awaited<ReturnType<typeof upkeepCounts>>): InstancesRun['upkeep'] {
+  const byTable: Record<string, string> = {};
+  let analyzes = 0;
+  let vacuums = 0;
+  for (const [table, counts] of Object.entries(after)) {
+    const a = counts.analyzes - (before[table]?.analyzes ?? 0);
+    const v = counts.vacuums - (before[table]?.vacuums ?? 0);
+    analyzes += a;
+    vacuums += v;
+    if (a > 0 || v > 0) byTable[table] = `${a} / ${v}`;
+  }
+  return { analyzes, vacuums, by_table: byTable };
+}
+
 const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 export async function measureScaleOut(options: BenchOptions): Promise<TargetCheck[]> {
   const events = Number(argValue('events') ?? (options.quick ? 5_000 : 10_000));
+  // A started service spends about a third more CPU per event over its first ~10,000 events
+  // (V8 compiling its paths; "The database at scale"): each configuration is measured once every
+  // instance in it, the newest too, has applied this many events of its own.
+  const warmUpPerInstance = Number(argValue('warm-up-events') ?? (options.quick ? 2_000 : 10_000));
   const withStatements = process.argv.includes('--statements');
   await ensureKafkaCluster();
   const brokers = kafkaClusterBrokers();
@@ -134,17 +173,43 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
     console.log(`${employers.length} employers of 50 employees on ${new Set(partitionOfEmployer.values()).size} of ${PARTITIONS} partitions`);
 
     const runs: InstancesRun[] = [];
+    const appliedBy: Record<string, number> = {};
+    // By client id, in its order: instance-1, instance-2, …
+    const eventsOfEach = (held: Map<string, number[]>, total: number) =>
+      Object.fromEntries(
+        [...held]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([member, partitions]) => [member, Math.round(employers.filter((e) => partitions.includes(partitionOfEmployer.get(e.connectionId)!)).length * (total / employers.length))]),
+      );
+    const count = (byMember: Record<string, number>) => {
+      for (const [member, n] of Object.entries(byMember)) appliedBy[member] = (appliedBy[member] ?? 0) + n;
+    };
     for (const instances of [1, 2, 3]) {
       while (services.length < instances) await start(services.length + 1);
       const held = await waitForMembers(scope, instances);
-      // Every configuration runs warm: its new instances' first batches are not measured.
-      await throughputRun(scope, database.db, together(services), employers, Math.min(2_000, events), { seed: 3000 + instances });
+      // Every configuration runs warm: its newest instance's first events are not measured.
+      const warmUp = Math.max(...[...held].map(([member]) => warmUpPerInstance - (appliedBy[member] ?? 0)), 0) * instances;
+      if (warmUp > 0) {
+        console.log(`${instances} instance(s): warming up on ${warmUp} events ...`);
+        await throughputRun(scope, database.db, together(services), employers, warmUp, { seed: 3000 + instances });
+        count(eventsOfEach(held, warmUp));
+      }
+      const eventsBefore = { ...appliedBy };
       console.log(`${instances} instance(s): ${events} events ...`);
       if (withStatements) await database.db.query(`SELECT ${STATEMENTS}_reset()`);
+      const upkeepBefore = await upkeepCounts(database.db);
+      const cpuBefore = services.map((s) => s.stats.cpuSeconds());
       const run = await throughputRun(scope, database.db, together(services), employers, events, { seed: 3100 + instances });
-      const perEmployer = events / employers.length;
-      const eventsBy: Record<string, number> = {};
-      for (const [member, partitions] of held) eventsBy[member] = Math.round(employers.filter((e) => partitions.includes(partitionOfEmployer.get(e.connectionId)!)).length * perEmployer);
+      const cpuAfter = services.map((s) => s.stats.cpuSeconds());
+      const upkeepAfter = await upkeepCounts(database.db);
+      const eventsBy = eventsOfEach(held, events);
+      count(eventsBy);
+      const instanceCpu = Object.fromEntries(
+        Object.entries(eventsBy).map(([member, n]) => {
+          const i = Number(/instance-(\d+)/.exec(member)?.[1] ?? 0) - 1;
+          return [member, round(((cpuAfter[i] - cpuBefore[i]) * 1000) / Math.max(1, n), 2)];
+        }),
+      );
       runs.push({
         instances,
         events,
@@ -156,12 +221,15 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         batch_means: run.batch_means ?? null,
         partitions: Object.fromEntries([...held].sort()),
         events_by_instance: eventsBy,
+        instance_cpu_ms_per_own_event: instanceCpu,
+        upkeep: upkeepBetween(upkeepBefore, upkeepAfter),
+        events_before_by_instance: Object.fromEntries(Object.keys(eventsBy).map((member) => [member, eventsBefore[member] ?? 0])),
         ...(withStatements && { statements: await statementsOfRun(database.db, events) }),
       });
     }
 
     printTable(
-      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)'],
+      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance', 'events each had applied before', 'ANALYZE / VACUUM'],
       runs.map((r) => [
         r.instances,
         r.events,
@@ -174,8 +242,13 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         r.batch_means?.messages_per_relay_round ?? '-',
         Object.entries(r.partitions).map(([m, p]) => `${m}: ${p.join(',')}`).join('; '),
         Object.values(r.events_by_instance).join(' / '),
+        Object.values(r.instance_cpu_ms_per_own_event).map((ms) => `${ms} ms`).join(' / '),
+        Object.values(r.events_before_by_instance).join(' / '),
+        `${r.upkeep.analyzes} / ${r.upkeep.vacuums}`,
       ]),
     );
+    console.log('ANALYZE / VACUUM by table, per run:');
+    for (const r of runs) console.log(`  ${r.instances}: ${Object.entries(r.upkeep.by_table).map(([t, n]) => `${t} ${n}`).join(', ')}`);
     const one = runs[0];
     const three = runs[2];
     if (withStatements) {
