@@ -45,6 +45,7 @@ import { SagaCounts1798800000000 } from './migrations/1798800000000-saga-counts'
 import { JobCounts1798810000000 } from './migrations/1798810000000-job-counts';
 import { SagaJobIndividuals1798820000000 } from './migrations/1798820000000-saga-job-individuals';
 import { TableUpkeepTurn1798830000000 } from './migrations/1798830000000-table-upkeep-turn';
+import { LaterDocumentsWithoutStatistics1798840000000 } from './migrations/1798840000000-later-documents-without-statistics';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -95,4 +96,5 @@ export const MIGRATIONS = [
   JobCounts1798810000000,
   SagaJobIndividuals1798820000000,
   TableUpkeepTurn1798830000000,
+  LaterDocumentsWithoutStatistics1798840000000,
 ];

@@ -13,6 +13,10 @@ import {
   DOCUMENT_COLUMNS,
   QueueDocumentsWithoutStatistics1797800000000,
 } from '../../../src/infrastructure/database/migrations/1797800000000-queue-documents-without-statistics';
+import {
+  LATER_DOCUMENT_COLUMNS,
+  LaterDocumentsWithoutStatistics1798840000000,
+} from '../../../src/infrastructure/database/migrations/1798840000000-later-documents-without-statistics';
 import { describeWithPostgres } from '../../setup/test-env';
 import { createConnection } from '../sync/sync-test-kit';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -256,6 +260,38 @@ describeWithPostgres('migrations of the write path', () => {
       await runner.query(`ANALYZE jobs`);
       expect(await analyzed()).toEqual(['params', 'result', 'type']);
       await runner.query(`DELETE FROM jobs WHERE type = 'stats_probe'`);
+      await migration.up(runner);
+      expect(await targets()).toEqual(every(0));
+    });
+  });
+
+  it('1798840000000 leaves the JSON documents added since out of ANALYZE too, and its down step takes them back', async () => {
+    await withRunner(async (runner) => {
+      const migration = new LaterDocumentsWithoutStatistics1798840000000();
+      const targets = async () =>
+        (
+          await runner.query(
+            `SELECT a.attrelid::regclass::text AS table, a.attname AS column, a.attstattarget AS target FROM pg_attribute a
+             WHERE a.attrelid::regclass::text = ANY($1::text[]) AND a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AND NOT a.attisdropped
+             ORDER BY 1, 2`,
+            [[...new Set(LATER_DOCUMENT_COLUMNS.map(([table]) => table))]],
+          )
+        ).map((r: { table: string; column: string; target: number }) => `${r.table}.${r.column}=${r.target}`);
+      const every = (target: number) => LATER_DOCUMENT_COLUMNS.map(([table, column]) => `${table}.${column}=${target}`).sort();
+      // Every JSON column of these tables is listed: none is left with statistics.
+      expect(await targets()).toEqual(every(0));
+      await runner.query(`INSERT INTO saga_jobs (saga_id, job_id, status, individual_ids) SELECT gen_random_uuid(), gen_random_uuid(), 'waiting', jsonb_build_array(g) FROM generate_series(1, 50) g`);
+      await runner.query(`ANALYZE saga_jobs`);
+      const analyzed = async () =>
+        (await runner.query(`SELECT attname FROM pg_stats WHERE tablename = 'saga_jobs' AND attname IN ('status', 'individual_ids') ORDER BY attname`)).map(
+          (r: { attname: string }) => r.attname,
+        );
+      expect(await analyzed()).toEqual(['status']);
+      await migration.down(runner);
+      expect(await targets()).toEqual(every(-1));
+      await runner.query(`ANALYZE saga_jobs`);
+      expect(await analyzed()).toEqual(['individual_ids', 'status']);
+      await runner.query(`DELETE FROM saga_jobs WHERE individual_ids IS NOT NULL AND status = 'waiting'`);
       await migration.up(runner);
       expect(await targets()).toEqual(every(0));
     });
