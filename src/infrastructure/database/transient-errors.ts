@@ -18,6 +18,20 @@ export function isTransientDatabaseError(error: unknown): boolean {
   return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
 }
 
+/**
+ * Whether the database could not be reached or is going away (class 08, 57P01–57P03, a socket
+ * error, a pooler that cannot log in): no statement of the work itself failed, so the same work
+ * is to be tried again as it was, once the database answers.
+ */
+export function isDatabaseUnavailableError(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code !== undefined) return code.startsWith('08') || UNAVAILABLE_CODES.has(code);
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+}
+
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03']);
+
 function sqlState(error: unknown): string | undefined {
   const candidate = error instanceof QueryFailedError ? (error.driverError as { code?: unknown }) : (error as { code?: unknown } | undefined);
   const code = candidate?.code;

@@ -88,3 +88,65 @@ describe('KafkaConsumerRunner.stop', () => {
     expect(kafka.consumer.disconnect).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('KafkaConsumerRunner, a batch that fails', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+
+  /** A runner over a processor whose batches fail with `errors` first, in turn; what it was asked. */
+  async function runnerFailingWith(errors: Error[]) {
+    const kafka = clientWithEagerDisconnect();
+    const calls = { batches: [] as number[], oneByOne: 0 };
+    const processor = {
+      processBatch: async (_handler: MessageHandler, messages: InboundMessage[]): Promise<ProcessOutcome[]> => {
+        calls.batches.push(messages.length);
+        const error = errors.shift();
+        if (error) throw error;
+        return messages.map(() => 'applied');
+      },
+      process: async (): Promise<ProcessOutcome> => {
+        calls.oneByOne++;
+        return 'applied';
+      },
+    } as unknown as MessageProcessor;
+    const registry = new MessageHandlerRegistry();
+    registry.register(handler);
+    const runner = new KafkaConsumerRunner(kafka.client, registry, processor, { groupId: 'g', partitionsConsumedConcurrently: 1 });
+    await runner.start();
+    const heartbeats = jest.fn(async () => undefined);
+    const resolved: string[] = [];
+    const consume = (messages: number) =>
+      kafka.eachBatch()({ ...payload(kafka.topics.physical(handler.topic), messages), heartbeat: heartbeats, resolveOffset: (o: string) => resolved.push(o) } as EachBatchPayload);
+    return { runner, calls, heartbeats, resolved, consume };
+  }
+  const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+  it('applies the batch again as a whole while the database is unavailable, past the attempts a deadlock gets, beating meanwhile', async () => {
+    const unavailable = [
+      withCode('server login has been failing, try again later (server_login_retry)', '08P01'),
+      withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+      withCode('terminating connection due to administrator command', '57P01'),
+      new Error('Connection terminated unexpectedly'),
+    ];
+    const { runner, calls, heartbeats, resolved, consume } = await runnerFailingWith(unavailable);
+
+    await consume(5);
+
+    expect(calls.batches).toEqual([5, 5, 5, 5, 5]);
+    expect(calls.oneByOne).toBe(0);
+    expect(heartbeats.mock.calls.length).toBeGreaterThanOrEqual(4);
+    expect(resolved).toEqual(['4']);
+    await runner.stop();
+  });
+
+  it('applies a batch one by one once it deadlocked as often as a batch is tried', async () => {
+    const deadlocks = [1, 2, 3].map(() => withCode('deadlock detected', '40P01'));
+    const { runner, calls, resolved, consume } = await runnerFailingWith(deadlocks);
+
+    await consume(5);
+
+    expect(calls.batches).toEqual([5, 5, 5]);
+    expect(calls.oneByOne).toBe(5);
+    expect(resolved).toEqual(['0', '1', '2', '3', '4']);
+    await runner.stop();
+  });
+});

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
 import { isStorableText, toStorableText } from '../../../domain/shared/hostile-input';
-import { isTransientDatabaseError } from '../../database/transient-errors';
+import { isDatabaseUnavailableError, isTransientDatabaseError } from '../../database/transient-errors';
 import { Metrics } from '../../observability/metrics';
 import { GroupCommit } from '../../scheduling/group-commit';
 import { MessageProcessor, ProcessOutcome } from '../inbox/message-processor';
@@ -35,6 +35,9 @@ const TRANSACTIONS_AT_ONCE = 3;
 
 /** Runs of a batch that failed transiently before its messages are applied one by one. */
 const BATCH_ATTEMPTS = 3;
+
+/** The longest wait between runs of a batch while the database is unavailable. */
+const UNAVAILABLE_RETRY_MAX_MS = 5_000;
 
 /**
  * A producer may send any bytes; PostgreSQL stores no U+0000 (invalid UTF-8 already decodes to
@@ -247,7 +250,20 @@ export class KafkaConsumerRunner {
             break;
           } catch (error) {
             if (this.stopped || !isRunning()) return 0;
-            // A deadlock with other work or a lost connection: the batch as a whole again, a few times.
+            // The database away (a restart, a failover, a pooler that cannot log in): nothing in
+            // the batch failed, so one by one would isolate nothing and only apply it slower once
+            // the database is back. The batch as a whole again, until it answers.
+            if (isDatabaseUnavailableError(error)) {
+              const delay = Math.min(UNAVAILABLE_RETRY_MAX_MS, 100 * 2 ** Math.min(attempt, 6));
+              if (attempt === 1 || delay === UNAVAILABLE_RETRY_MAX_MS) {
+                this.logger.warn(`${handler.consumer}: the database is unavailable (attempt ${attempt}), applying the batch of ${length} again in ${delay} ms: ${(error as Error).message}`);
+              }
+              await this.sleep(delay);
+              if (this.stopped || !isRunning()) return 0;
+              await heartbeat();
+              continue;
+            }
+            // A deadlock with other work, a timeout: the batch as a whole again, a few times.
             if (isTransientDatabaseError(error) && attempt < BATCH_ATTEMPTS) {
               await this.sleep(50 * attempt);
               continue;
