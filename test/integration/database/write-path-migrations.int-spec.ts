@@ -227,20 +227,28 @@ describeWithPostgres('migrations of the write path', () => {
     });
   });
 
+  /**
+   * The statistics targets of every JSON column of these columns' tables (`table.column=target`),
+   * and what they are when exactly the columns named have `target`.
+   */
+  const statisticsTargets = (runner: QueryRunner, columns: readonly (readonly [string, string])[]) => ({
+    targets: async () =>
+      (
+        await runner.query(
+          `SELECT a.attrelid::regclass::text AS table, a.attname AS column, a.attstattarget AS target FROM pg_attribute a
+           WHERE a.attrelid::regclass::text = ANY($1::text[]) AND a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AND NOT a.attisdropped
+           ORDER BY 1, 2`,
+          [[...new Set(columns.map(([table]) => table))]],
+        )
+      ).map((r: { table: string; column: string; target: number }) => `${r.table}.${r.column}=${r.target}`),
+    every: (target: number) => columns.map(([table, column]) => `${table}.${column}=${target}`).sort(),
+  });
+
   it('1797800000000 leaves the queue tables\' JSON documents out of ANALYZE, and its down step takes them back', async () => {
     const connection = await createConnection(dataSource);
     await withRunner(async (runner) => {
       const migration = new QueueDocumentsWithoutStatistics1797800000000();
-      const targets = async () =>
-        (
-          await runner.query(
-            `SELECT a.attrelid::regclass::text AS table, a.attname AS column, a.attstattarget AS target FROM pg_attribute a
-             WHERE a.attrelid::regclass::text = ANY($1::text[]) AND a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AND NOT a.attisdropped
-             ORDER BY 1, 2`,
-            [[...new Set(DOCUMENT_COLUMNS.map(([table]) => table))]],
-          )
-        ).map((r: { table: string; column: string; target: number }) => `${r.table}.${r.column}=${r.target}`);
-      const every = (target: number) => DOCUMENT_COLUMNS.map(([table, column]) => `${table}.${column}=${target}`).sort();
+      const { targets, every } = statisticsTargets(runner, DOCUMENT_COLUMNS);
       // Every JSON column of these tables is listed: none is left with statistics.
       expect(await targets()).toEqual(every(0));
       await runner.query(
@@ -268,16 +276,7 @@ describeWithPostgres('migrations of the write path', () => {
   it('1798840000000 leaves the JSON documents added since out of ANALYZE too, and its down step takes them back', async () => {
     await withRunner(async (runner) => {
       const migration = new LaterDocumentsWithoutStatistics1798840000000();
-      const targets = async () =>
-        (
-          await runner.query(
-            `SELECT a.attrelid::regclass::text AS table, a.attname AS column, a.attstattarget AS target FROM pg_attribute a
-             WHERE a.attrelid::regclass::text = ANY($1::text[]) AND a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AND NOT a.attisdropped
-             ORDER BY 1, 2`,
-            [[...new Set(LATER_DOCUMENT_COLUMNS.map(([table]) => table))]],
-          )
-        ).map((r: { table: string; column: string; target: number }) => `${r.table}.${r.column}=${r.target}`);
-      const every = (target: number) => LATER_DOCUMENT_COLUMNS.map(([table, column]) => `${table}.${column}=${target}`).sort();
+      const { targets, every } = statisticsTargets(runner, LATER_DOCUMENT_COLUMNS);
       // Every JSON column of these tables is listed: none is left with statistics.
       expect(await targets()).toEqual(every(0));
       await runner.query(`INSERT INTO saga_jobs (saga_id, job_id, status, individual_ids) SELECT gen_random_uuid(), gen_random_uuid(), 'waiting', jsonb_build_array(g) FROM generate_series(1, 50) g`);

@@ -21,14 +21,19 @@ export const DOCUMENT_COLUMNS: readonly (readonly [table: string, column: string
   ['enrollments', 'applied'],
 ];
 
+/** Sets the statistics target of these columns: 0 (none gathered) or -1 (the server's default). */
+export async function setStatisticsTarget(q: QueryRunner, columns: readonly (readonly [table: string, column: string])[], target: 0 | -1): Promise<void> {
+  for (const [table, column] of columns) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS ${target}`);
+}
+
 export class QueueDocumentsWithoutStatistics1797800000000 implements MigrationInterface {
   name = 'QueueDocumentsWithoutStatistics1797800000000';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const [table, column] of DOCUMENT_COLUMNS) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS 0`);
+    await setStatisticsTarget(q, DOCUMENT_COLUMNS, 0);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const [table, column] of DOCUMENT_COLUMNS) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS -1`);
+    await setStatisticsTarget(q, DOCUMENT_COLUMNS, -1);
   }
 }

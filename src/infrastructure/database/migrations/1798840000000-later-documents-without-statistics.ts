@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { setStatisticsTarget } from './1797800000000-queue-documents-without-statistics';
 
 /**
  * The JSON documents added since 1797800000000 (which left the queue tables' documents out of
@@ -15,10 +16,10 @@ export class LaterDocumentsWithoutStatistics1798840000000 implements MigrationIn
   name = 'LaterDocumentsWithoutStatistics1798840000000';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const [table, column] of LATER_DOCUMENT_COLUMNS) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS 0`);
+    await setStatisticsTarget(q, LATER_DOCUMENT_COLUMNS, 0);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const [table, column] of LATER_DOCUMENT_COLUMNS) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS -1`);
+    await setStatisticsTarget(q, LATER_DOCUMENT_COLUMNS, -1);
   }
 }
