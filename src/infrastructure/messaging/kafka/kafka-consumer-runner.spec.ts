@@ -150,3 +150,63 @@ describe('KafkaConsumerRunner, a batch that fails', () => {
     await runner.stop();
   });
 });
+
+describe('KafkaConsumerRunner, a batch that takes long', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+  afterEach(() => jest.useRealTimers());
+
+  /** A runner (session timeout 6 s: a heartbeat every 2 s) whose batches wait for `release`. */
+  async function runnerHeldOpen(heartbeat: () => Promise<void>) {
+    jest.useFakeTimers();
+    const kafka = clientWithEagerDisconnect();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let stopAsked: (() => boolean) | undefined;
+    const processor = {
+      processBatch: async (_handler: MessageHandler, messages: InboundMessage[], options: { stop?: () => boolean }): Promise<ProcessOutcome[]> => {
+        stopAsked = options.stop;
+        await held;
+        return messages.map(() => 'applied');
+      },
+    } as unknown as MessageProcessor;
+    const registry = new MessageHandlerRegistry();
+    registry.register(handler);
+    const runner = new KafkaConsumerRunner(kafka.client, registry, processor, { groupId: 'g', partitionsConsumedConcurrently: 1, sessionTimeoutMs: 6_000 });
+    await runner.start();
+    const consuming = kafka.eachBatch()({ ...payload(kafka.topics.physical(handler.topic), 5), heartbeat } as EachBatchPayload);
+    return { runner, release, consuming, stop: () => stopAsked!() };
+  }
+
+  it('asks for a heartbeat every interval while the batch is applied, and stops asking once it is done', async () => {
+    const heartbeats = jest.fn(async () => undefined);
+    const { runner, release, consuming } = await runnerHeldOpen(heartbeats);
+
+    await jest.advanceTimersByTimeAsync(7_000);
+    expect(heartbeats).toHaveBeenCalledTimes(3);
+
+    release();
+    await consuming;
+    const afterBatch = heartbeats.mock.calls.length;
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(heartbeats).toHaveBeenCalledTimes(afterBatch);
+    await runner.stop();
+  });
+
+  it('tells the batch in progress to stop once a heartbeat fails (the group is rebalancing)', async () => {
+    const rebalancing = Object.assign(new Error('The group is rebalancing, so a rejoin is needed'), { type: 'REBALANCE_IN_PROGRESS' });
+    let fail = false;
+    const { runner, release, consuming, stop } = await runnerHeldOpen(async () => {
+      if (fail) throw rebalancing;
+    });
+
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(stop()).toBe(false);
+    fail = true;
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(stop()).toBe(true);
+
+    release();
+    await expect(consuming).rejects.toBe(rebalancing);
+    await runner.stop();
+  });
+});

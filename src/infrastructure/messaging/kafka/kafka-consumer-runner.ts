@@ -89,6 +89,7 @@ export class KafkaConsumerRunner {
    * transaction of this runner's is still going to commit.
    */
   private readonly inFlight = new Set<Promise<void>>();
+  private heartbeatIntervalMs = 3_000;
   /** Crashes of this runner's consumers, and consumers started after one, since it was made. */
   crashes = 0;
   restarts = 0;
@@ -106,11 +107,12 @@ export class KafkaConsumerRunner {
     if (topics.length === 0 || this.consumer) return;
     this.stopped = false;
     const sessionTimeoutMs = this.settings.sessionTimeoutMs ?? 30_000;
+    // Kafka's rule of thumb: at most a third of the session timeout.
+    this.heartbeatIntervalMs = Math.min(3_000, Math.floor(sessionTimeoutMs / 3));
     const consumer = this.client.kafka.consumer({
       groupId: this.settings.groupId,
       sessionTimeout: sessionTimeoutMs,
-      // Kafka's rule of thumb: at most a third of the session timeout.
-      heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
+      heartbeatInterval: this.heartbeatIntervalMs,
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
       // kafkajs restarts a crashed consumer once, from a timer whose failure nobody sees (a
@@ -204,13 +206,24 @@ export class KafkaConsumerRunner {
     const topic = this.client.topics.logical(batch.topic) ?? batch.topic;
     const handlers = this.registry.handlersFor(topic);
     const size = Math.max(1, this.settings.batchMax ?? 500);
-    const stop = () => this.stopped || !isRunning() || isStale();
-    for (let at = 0; at < batch.messages.length; ) {
-      if (stop()) break;
-      const run = batch.messages.slice(at, at + size).map((raw) => this.toInbound(topic, batch.partition, raw));
-      const applied = await this.applyRun(handlers, run, resolveOffset, heartbeat, isRunning, stop);
-      if (applied === 0) break;
-      at += applied;
+    // kafkajs sends a heartbeat only when asked. A transaction that outlasts the session timeout
+    // (a loaded host, a lock held by other work) would get this member evicted, and what it
+    // applied since the last commit redelivered: while the batch is applied, ask on the interval.
+    // A failed heartbeat (the group rebalancing) ends the batch at the next message, so the group
+    // waits for this member no longer than it must; kafkajs has committed what was resolved.
+    let heartbeatFailed = false;
+    const keepAlive = setInterval(() => void heartbeat().catch(() => (heartbeatFailed = true)), this.heartbeatIntervalMs);
+    const stop = () => this.stopped || heartbeatFailed || !isRunning() || isStale();
+    try {
+      for (let at = 0; at < batch.messages.length; ) {
+        if (stop()) break;
+        const run = batch.messages.slice(at, at + size).map((raw) => this.toInbound(topic, batch.partition, raw));
+        const applied = await this.applyRun(handlers, run, resolveOffset, heartbeat, isRunning, stop);
+        if (applied === 0) break;
+        at += applied;
+      }
+    } finally {
+      clearInterval(keepAlive);
     }
     if (this.stopped || !isRunning()) {
       // kafkajs does not commit on disconnect and the interval may not have elapsed: commit what
