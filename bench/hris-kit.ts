@@ -17,7 +17,7 @@ import { Admin, AssignerProtocol, Kafka, logLevel, Message, PartitionMetadata, P
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
-import { ServiceChild, startServiceChild as startChild, ServiceKafka } from './service-child';
+import { ServiceChild, startHeapFlags, startServiceChild as startChild, ServiceKafka } from './service-child';
 import { sendAcknowledged } from '../src/infrastructure/messaging/kafka/acknowledged-send';
 
 export type { ServiceChild, ServiceExit } from './service-child';
@@ -102,13 +102,15 @@ export interface ServiceChildOptions {
 /**
  * The service as a child process on loopback (bench/service-child.ts), resolved once
  * /health/ready answers 200 (its Kafka consumer has joined the group), with the drill settings:
- * the ops credentials above, a pool of 6, LOG_LEVEL from FAULTS_LOG_LEVEL (default warn).
+ * the ops credentials above, a pool of 6, LOG_LEVEL from FAULTS_LOG_LEVEL (default warn), and
+ * the V8 heap flags `npm start` runs with.
  */
 export function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
-  // BENCH_SERVICE_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/profiles`) profiles the services.
-  const nodeOptions = process.env.BENCH_SERVICE_NODE_OPTIONS?.split(' ').filter(Boolean);
+  // The heap `npm start` gives (a drill must find what a deployment's heap would not hold);
+  // BENCH_SERVICE_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/profiles`) adds to it.
+  const nodeOptions = [...startHeapFlags(), ...(process.env.BENCH_SERVICE_NODE_OPTIONS ?? '').split(' ').filter(Boolean)];
   return startChild({
-    ...(nodeOptions?.length ? { nodeOptions } : {}),
+    nodeOptions,
     ...options,
     kafka: { partitions: PARTITIONS, ...options.kafka },
     env: {
