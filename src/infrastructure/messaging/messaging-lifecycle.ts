@@ -1,10 +1,13 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { KafkaClient } from './kafka/kafka-client';
+import { KafkaClient, whileUnknown } from './kafka/kafka-client';
 import { KafkaConsumerRunner } from './kafka/kafka-consumer-runner';
 import { MessageHandlerRegistry } from './message-handler-registry';
 import { OutboxRelay } from './outbox/outbox-relay';
 import { deadLetterTopicOf, TOPICS } from './topics';
+
+/** How long the consumer's start is tried again while the brokers do not all know its topics yet. */
+const CONSUMER_START_TIMEOUT_MS = 30_000;
 
 /**
  * Starts the relay and consumers once every module has registered its handlers, and stops them
@@ -33,7 +36,9 @@ export class MessagingLifecycle implements OnApplicationBootstrap, BeforeApplica
       return;
     }
     this.relay.start();
-    await this.consumers?.start();
+    // A topic just created reaches the brokers one by one: the consumer's first metadata read
+    // may ask one that does not know it yet. A failed start leaves no consumer behind; start again.
+    if (this.consumers) await whileUnknown(() => this.consumers!.start(), CONSUMER_START_TIMEOUT_MS);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

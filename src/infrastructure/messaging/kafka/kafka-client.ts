@@ -224,7 +224,7 @@ const PRODUCER_METADATA_MAX_AGE_MS = 10_000;
  * `read` again while the broker asked does not know the topics yet, or they have no leader yet:
  * a new topic reaches the brokers' metadata one by one, a moment after it is created.
  */
-async function whileUnknown<T>(read: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+export async function whileUnknown<T>(read: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
