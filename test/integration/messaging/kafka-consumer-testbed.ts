@@ -31,8 +31,9 @@ export function kafkaConsumerTestbed(topic: string, consumer: string, sessionTim
     client: undefined as unknown as KafkaClient,
     producer: undefined as unknown as Producer,
     runner: undefined as KafkaConsumerRunner | undefined,
-    /** A runner over `handler` (an EffectHandler of the topic unless given), its own group. */
-    runnerFor(handler = new EffectHandler(topic, consumer)): { runner: KafkaConsumerRunner; handler: EffectHandler } {
+    /** A runner of its own group over a new EffectHandler of the topic. */
+    runnerFor(): { runner: KafkaConsumerRunner; handler: EffectHandler } {
+      const handler = new EffectHandler(topic, consumer);
       const registry = new MessageHandlerRegistry();
       registry.register(handler);
       const processor = new MessageProcessor(new UnitOfWork(bed.dataSource), new OutboxWriter(new OutboxSignal()), bed.metrics);
