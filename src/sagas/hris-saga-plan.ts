@@ -1,5 +1,5 @@
 import { EnrollmentRequestOrder } from '../modules/enrollments/commands/enrollment-commands';
-import { NewSaga } from '../modules/saga-state/saga-state.repository';
+import { NewSaga } from '../modules/saga-state/saga-progress';
 import { SagaStep } from '../domain/sagas/saga';
 
 /**
