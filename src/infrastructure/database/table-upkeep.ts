@@ -205,12 +205,12 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
    */
   async takeTurn(): Promise<{ table: string; action: UpkeepAction }[] | undefined> {
     if (!this.scope) return undefined;
-    const [turn] = returnedRows<{ full: boolean }>(
+    const [turn] = returnedRows<{ full: boolean; lease: string }>(
       await this.dataSource.query(
         `UPDATE table_upkeep_turn SET next_round_at = now() + $1 * interval '1 millisecond',
            full_round_at = CASE WHEN $2::boolean AND NOT vacuums_left AND full_round_at <= now() - $3 * interval '1 millisecond' THEN now() ELSE full_round_at END
          WHERE id = 1 AND next_round_at <= now()
-         RETURNING $2::boolean AND (vacuums_left OR full_round_at = now()) AS full`,
+         RETURNING $2::boolean AND (vacuums_left OR full_round_at = now()) AS full, next_round_at::text AS lease`,
         [TURN_LEASE_MS, this.scope === 'all', this.config.DATABASE_TABLE_UPKEEP_INTERVAL_MS],
       ),
     );
@@ -219,11 +219,14 @@ export class TableUpkeep implements OnApplicationBootstrap, OnApplicationShutdow
       return await this.round(turn.full ? 'all' : 'statistics', VACUUMS_PER_ROUND);
     } finally {
       // The next round, any instance's, a poll interval after this one ended (a little less, so
-      // the next poll of an instance whose timer runs a moment early is not passed over).
+      // the next poll of an instance whose timer runs a moment early is not passed over). Only
+      // while this round still holds the turn: one that outlived its lease leaves the turn, and
+      // what is left to vacuum, to the instance that took it since.
       await this.dataSource
         .query(
-          `UPDATE table_upkeep_turn SET next_round_at = now() + $1 * interval '1 millisecond', vacuums_left = CASE WHEN $2::boolean THEN $3::boolean ELSE vacuums_left END WHERE id = 1`,
-          [Math.round(this.pollMs * 0.9), turn.full, this.vacuumsLeft],
+          `UPDATE table_upkeep_turn SET next_round_at = now() + $1 * interval '1 millisecond', vacuums_left = CASE WHEN $2::boolean THEN $3::boolean ELSE vacuums_left END
+           WHERE id = 1 AND next_round_at = $4::timestamptz`,
+          [Math.round(this.pollMs * 0.9), turn.full, this.vacuumsLeft, turn.lease],
         )
         .catch((error: Error) => this.logger.warn(`table upkeep: the turn was not handed on (${error.message}); it frees itself within ${TURN_LEASE_MS / 1000} s`));
     }

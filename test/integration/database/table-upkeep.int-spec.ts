@@ -345,6 +345,38 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
       release();
       expect(await running).toBeDefined();
     });
+    it('leaves the turn alone when its round outlived the lease and another instance holds it now', async () => {
+      const [a, b, c] = turnsOf(3);
+      await started([a, b, c]);
+      const holding = (upkeep: TableUpkeep) => {
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        const round = upkeep.round.bind(upkeep);
+        jest.spyOn(upkeep, 'round').mockImplementationOnce(async (scope, max) => {
+          await held;
+          return round(scope, max);
+        });
+        return release;
+      };
+      const leaseLeft = async () => Number((await dataSource.query(`SELECT extract(epoch FROM next_round_at - now()) AS wait FROM table_upkeep_turn`))[0].wait);
+      const releaseA = holding(a);
+      const releaseB = holding(b);
+
+      const runningA = a.takeTurn();
+      await expectEventually(async () => expect(await leaseLeft()).toBeGreaterThan(TURN_LEASE_MS / 1000 - 10));
+      // a's lease runs out while its round still runs: b takes the turn.
+      await dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = now() - interval '1 second'`);
+      const runningB = b.takeTurn();
+      await expectEventually(async () => expect(await leaseLeft()).toBeGreaterThan(TURN_LEASE_MS / 1000 - 10));
+      releaseA();
+      expect(await runningA).toBeDefined();
+
+      expect(await leaseLeft()).toBeGreaterThan(TURN_LEASE_MS / 1000 - 10);
+      expect(await c.takeTurn()).toBeUndefined();
+      releaseB();
+      expect(await runningB).toBeDefined();
+      expect(await leaseLeft()).toBeLessThan(1);
+    });
   });
 
   it('runs all of the upkeep in `auto` mode when the server has autovacuum off, else the statistics outgrown; never when off, embedded, or without workers', async () => {
