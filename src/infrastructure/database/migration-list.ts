@@ -46,6 +46,7 @@ import { JobCounts1798810000000 } from './migrations/1798810000000-job-counts';
 import { SagaJobIndividuals1798820000000 } from './migrations/1798820000000-saga-job-individuals';
 import { TableUpkeepTurn1798830000000 } from './migrations/1798830000000-table-upkeep-turn';
 import { LaterDocumentsWithoutStatistics1798840000000 } from './migrations/1798840000000-later-documents-without-statistics';
+import { FailedSagas1798850000000 } from './migrations/1798850000000-failed-sagas';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -97,4 +98,5 @@ export const MIGRATIONS = [
   SagaJobIndividuals1798820000000,
   TableUpkeepTurn1798830000000,
   LaterDocumentsWithoutStatistics1798840000000,
+  FailedSagas1798850000000,
 ];

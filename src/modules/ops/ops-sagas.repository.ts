@@ -29,18 +29,24 @@ export class OpsSagasRepository {
     private readonly sagaCounts: SagaCounts,
   ) {}
 
-  /** Newest first, with the total for paging (by type and state alone: from the counts, not a scan of every saga). */
+  /**
+   * Newest first, with the total for paging (by type and state alone: from the counts, not a scan
+   * of every saga). The failed ones are read from `failed_sagas` (migration 1798850000000), a
+   * handful among millions that a walk of every saga would look for.
+   */
   async list(filter: SagaFilter, page: { limit: number; offset: number }): Promise<{ count: number; sagas: Saga[] }> {
+    const failed = filter.state === 'failed';
     const where = new SqlFilter();
     if (filter.type) where.and((p) => `s.type = ${p}`, filter.type);
-    if (filter.state) where.and((p) => `s.state = ${p}`, filter.state);
+    if (filter.state && !failed) where.and((p) => `s.state = ${p}`, filter.state);
     if (filter.connectionId) where.and((p) => `s.connection_id = ${p}`, filter.connectionId);
     if (filter.sourceEventId) where.and((p) => `lower(s.source_event_id) = lower(${p})`, filter.sourceEventId);
     if (filter.createdAtOrBefore) where.and((p) => `s.created_at <= ${p}`, filter.createdAtOrBefore);
     if (filter.createdAfter) where.and((p) => `s.created_at > ${p}`, filter.createdAfter);
+    const from = failed ? 'failed_sagas f JOIN sagas s ON s.id = f.saga_id' : 'sagas s';
     const { count, rows } = await countedPage<SagaRow>(
       this.dataSource,
-      { from: 'sagas s', select: `SELECT ${COLUMNS} FROM sagas s`, where, orderBy: 's.created_at DESC, s.id' },
+      { from, select: `SELECT ${COLUMNS} FROM ${from}`, where, orderBy: failed ? 'f.created_at DESC, f.saga_id' : 's.created_at DESC, s.id' },
       page,
       filter.connectionId || filter.sourceEventId || filter.createdAtOrBefore || filter.createdAfter ? undefined : () => this.sagaCounts.count(filter),
     );
