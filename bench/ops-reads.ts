@@ -21,6 +21,8 @@ const ENDPOINTS = [
   { name: 'overview', path: '/ops/api/overview?minutes=15' },
   { name: 'sagas, newest 50 (count of all)', path: '/ops/api/sagas?limit=50' },
   { name: 'sagas failed, newest 50 (count of failed)', path: '/ops/api/sagas?state=failed&limit=50' },
+  { name: 'jobs, newest 50 (count of all)', path: '/ops/api/jobs?limit=50' },
+  { name: 'jobs failed, newest 50 (count of failed)', path: '/ops/api/jobs?status=error&limit=50' },
 ] as const;
 
 /** What the overview counted before (migration 1798800000000 and 1798810000000): each whole table. */

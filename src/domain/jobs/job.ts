@@ -10,6 +10,9 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 /** Where a job ends. */
 export type FinalJobStatus = Exclude<JobStatus, 'pending' | 'in_progress'>;
 
+/** The statuses of a job that failed. */
+export const FAILED_JOB_STATUSES: readonly FinalJobStatus[] = ['error', 'reauth_error', 'permissions_error'];
+
 /**
  * `automated`: polled at /jobs/automated/{id}; `manual`: at /jobs/manual/{id} (Assisted
  * providers); `internal`: work with no pollable id, e.g. the sync behind `POST /sandbox/jobs`

@@ -47,6 +47,9 @@ import { SagaJobIndividuals1798820000000 } from './migrations/1798820000000-saga
 import { TableUpkeepTurn1798830000000 } from './migrations/1798830000000-table-upkeep-turn';
 import { LaterDocumentsWithoutStatistics1798840000000 } from './migrations/1798840000000-later-documents-without-statistics';
 import { FailedSagas1798850000000 } from './migrations/1798850000000-failed-sagas';
+import { FailedJobs1798860000000 } from './migrations/1798860000000-failed-jobs';
+import { JobCountsEveryStatus1798870000000 } from './migrations/1798870000000-job-counts-every-status';
+import { JobsListIndex1798880000000 } from './migrations/1798880000000-jobs-list-index';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -99,4 +102,7 @@ export const MIGRATIONS = [
   TableUpkeepTurn1798830000000,
   LaterDocumentsWithoutStatistics1798840000000,
   FailedSagas1798850000000,
+  FailedJobs1798860000000,
+  JobCountsEveryStatus1798870000000,
+  JobsListIndex1798880000000,
 ];

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Job, JobKind, JobStatus } from '../../domain/jobs/job';
+import { FAILED_JOB_STATUSES, Job, JobKind, JobStatus } from '../../domain/jobs/job';
+import { JOB_COUNTS, keptCountRows } from '../../infrastructure/database/kept-counts';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
-import { JOB_COLUMNS as COLUMNS, JobRow, toJob as jobOf } from '../jobs/jobs.repository';
+import { JOB_COLUMNS, JobRow, toJob as jobOf } from '../jobs/jobs.repository';
+
+const QUALIFIED_COLUMNS = JOB_COLUMNS.split(', ').map((column) => `j.${column}`).join(', ');
 
 export interface OpsJobFilter {
   status?: JobStatus;
@@ -18,21 +21,33 @@ export class OpsJobsRepository {
 
   /**
    * Unfinished jobs (pending, in progress) oldest first, so the longest waiting lead; everything
-   * else newest first.
+   * else newest first. The failed ones are read from `failed_jobs` (migration 1798860000000), a
+   * handful among every job there ever was.
    */
   async list(filter: OpsJobFilter, page: { limit: number; offset: number }): Promise<{ count: number; jobs: Job[] }> {
+    const failed = filter.status !== undefined && (FAILED_JOB_STATUSES as readonly JobStatus[]).includes(filter.status);
     const where = new SqlFilter();
-    if (filter.status) where.and((p) => `status = ${p}`, filter.status);
-    if (filter.kind) where.and((p) => `kind = ${p}`, filter.kind);
-    if (filter.type) where.and((p) => `type = ${p}`, filter.type);
-    if (filter.connectionId) where.and((p) => `connection_id = ${p}`, filter.connectionId);
+    if (filter.status) where.and((p) => `j.status = ${p}`, filter.status);
+    if (filter.kind) where.and((p) => `j.kind = ${p}`, filter.kind);
+    if (filter.type) where.and((p) => `j.type = ${p}`, filter.type);
+    if (filter.connectionId) where.and((p) => `j.connection_id = ${p}`, filter.connectionId);
     const oldestFirst = filter.status === 'pending' || filter.status === 'in_progress';
-    const orderBy = oldestFirst ? 'created_at, seq' : 'created_at DESC, seq DESC';
+    const from = failed ? 'failed_jobs f JOIN jobs j ON j.id = f.job_id' : 'jobs j';
+    const orderBy = failed ? 'f.created_at DESC, f.seq DESC' : oldestFirst ? 'j.created_at, j.seq' : 'j.created_at DESC, j.seq DESC';
     const { count, rows } = await countedPage<JobRow>(
       this.dataSource,
-      { from: 'jobs', select: `SELECT ${COLUMNS} FROM jobs`, where, orderBy },
+      { from, select: `SELECT ${QUALIFIED_COLUMNS} FROM ${from}`, where, orderBy },
       page,
+      filter.kind || filter.type || filter.connectionId ? undefined : () => this.counted(filter.status),
     );
     return { count, jobs: rows.map(jobOf) };
+  }
+
+  /** How many jobs are in this status (undefined: any), from the kept counts (migration 1798870000000), not a scan of `jobs`. */
+  private async counted(status: JobStatus | undefined): Promise<number> {
+    const [{ n }] = await this.dataSource.query(`SELECT coalesce(sum(n), 0)::int AS n FROM (${keptCountRows(JOB_COUNTS)}) AS c WHERE $1::text IS NULL OR status = $1`, [
+      status ?? null,
+    ]);
+    return n;
   }
 }

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { KeptCounts } from '../../../src/infrastructure/database/kept-counts';
 import { JobCounts1798810000000 } from '../../../src/infrastructure/database/migrations/1798810000000-job-counts';
+import { JobCountsEveryStatus1798870000000 } from '../../../src/infrastructure/database/migrations/1798870000000-job-counts-every-status';
+import { OpsJobsRepository } from '../../../src/modules/ops/ops-jobs.repository';
 import { OpsOverviewRepository } from '../../../src/modules/ops/ops-overview.repository';
 import { SagaCounts } from '../../../src/modules/saga-state/saga-counts';
 import { describeWithPostgres } from '../../setup/test-env';
@@ -108,11 +110,49 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     expect(after).toEqual(await counted());
     expect(after).toMatchObject({ in_progress: 0, error: 2, pending: { total: 5, scheduled_later: 2 } });
 
-    // Once no job is pending under a key, its row goes at the next fold.
+    // Once no job is pending under a key, its row goes at the next fold: what is left is a row
+    // per status of the others (every status is counted since 1798870000000).
     await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE status = 'pending'`);
     await folding.fold();
-    expect(await countRows()).toBe(1);
+    expect(await dataSource.query(`SELECT status, n::int FROM job_counts ORDER BY status`)).toEqual([
+      { status: 'complete', n: 5 },
+      { status: 'error', n: 2 },
+    ]);
     expect(await overview.jobs(now)).toEqual(await counted());
+  });
+
+  it('gives the ops list of jobs its count by status, or of all, from the counts as the table has them', async () => {
+    const statuses = ['pending', 'in_progress', 'complete', 'error', 'reauth_error', 'permissions_error'] as const;
+    const byStatus = async () =>
+      Object.fromEntries(
+        (await dataSource.query(`SELECT status, count(*)::int AS n FROM jobs GROUP BY status`)).map((r: { status: string; n: number }) => [r.status, r.n]),
+      ) as Record<string, number>;
+    const queries: string[] = [];
+    const watched = new Proxy(dataSource, {
+      get: (target, key) =>
+        key === 'query'
+          ? (sql: string, params?: unknown[]) => {
+              queries.push(sql);
+              return target.query(sql, params);
+            }
+          : Reflect.get(target, key),
+    });
+    const list = new OpsJobsRepository(watched);
+    const check = async () => {
+      const table = await byStatus();
+      for (const status of statuses) expect([status, (await list.list({ status }, { limit: 1, offset: 0 })).count]).toEqual([status, table[status] ?? 0]);
+      expect((await list.list({}, { limit: 1, offset: 0 })).count).toBe(Object.values(table).reduce((a, b) => a + b, 0));
+    };
+
+    await insert(statuses.flatMap((status, i) => Array.from({ length: i + 1 }, () => ({ status, createdAt: ago(i) }))));
+    await check();
+    await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE status IN ('in_progress', 'reauth_error')`);
+    await dataSource.query(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status = 'complete' ORDER BY id LIMIT 2)`);
+    await check();
+    await folding.fold();
+    await check();
+    // None of it counted the table.
+    expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toEqual([]);
   });
 
   it('counts nothing of a rolled-back transaction, and starts from zero after a TRUNCATE', async () => {
@@ -134,17 +174,26 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     expect(await countRows()).toBe(0);
   });
 
-  it('counts the jobs already there when the migration runs', async () => {
+  it('counts the jobs already there when the migrations run, every status once the second has', async () => {
     const runner = dataSource.createQueryRunner();
     try {
+      await new JobCountsEveryStatus1798870000000().down(runner);
       await new JobCounts1798810000000().down(runner);
       await insert([{ status: 'pending', createdAt: ago(20) }, { status: 'error', createdAt: ago(1) }, { status: 'complete', createdAt: ago(1) }]);
       await new JobCounts1798810000000().up(runner);
+      await insert([{ status: 'complete', createdAt: ago(1) }, { status: 'permissions_error', createdAt: ago(1) }]);
+      await new JobCountsEveryStatus1798870000000().up(runner);
     } finally {
       await runner.release();
     }
-    expect(await changeRows()).toBe(0);
     expect(await overview.jobs(now)).toEqual(await counted());
     expect((await overview.jobs(now)).pending.by_age['15m_to_1h']).toBe(1);
+    await folding.fold();
+    expect(await dataSource.query(`SELECT status, n::int FROM job_counts ORDER BY status, created_at`)).toEqual([
+      { status: 'complete', n: 2 },
+      { status: 'error', n: 1 },
+      { status: 'pending', n: 1 },
+      { status: 'permissions_error', n: 1 },
+    ]);
   });
 });

@@ -239,6 +239,17 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
       for (const upkeep of upkeeps) await upkeep.onApplicationShutdown();
       await fresh();
     };
+    /** Holds the instance's next round until the answered function is called (`round` is the real one then). */
+    const holding = (upkeep: TableUpkeep) => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const round = upkeep.round.bind(upkeep);
+      jest.spyOn(upkeep, 'round').mockImplementationOnce(async (scope, max) => {
+        await held;
+        return round(scope, max);
+      });
+      return release;
+    };
     /** The turn as a new database has it: free, and no full round run yet. */
     const fresh = () => dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity', full_round_at = '-infinity', vacuums_left = false`);
 
@@ -328,13 +339,7 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     it('waits for a round still holding the turn (an instance killed mid-round frees it by the lease)', async () => {
       const [a, b] = turnsOf(2);
       await started([a, b]);
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      const round = a.round.bind(a);
-      jest.spyOn(a, 'round').mockImplementationOnce(async (scope, max) => {
-        await held;
-        return round(scope, max);
-      });
+      const release = holding(a);
 
       const running = a.takeTurn();
       await expectEventually(async () => {
@@ -345,19 +350,10 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
       release();
       expect(await running).toBeDefined();
     });
+
     it('leaves the turn alone when its round outlived the lease and another instance holds it now', async () => {
       const [a, b, c] = turnsOf(3);
       await started([a, b, c]);
-      const holding = (upkeep: TableUpkeep) => {
-        let release!: () => void;
-        const held = new Promise<void>((r) => (release = r));
-        const round = upkeep.round.bind(upkeep);
-        jest.spyOn(upkeep, 'round').mockImplementationOnce(async (scope, max) => {
-          await held;
-          return round(scope, max);
-        });
-        return release;
-      };
       const leaseLeft = async () => Number((await dataSource.query(`SELECT extract(epoch FROM next_round_at - now()) AS wait FROM table_upkeep_turn`))[0].wait);
       const releaseA = holding(a);
       const releaseB = holding(b);

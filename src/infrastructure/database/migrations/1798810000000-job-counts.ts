@@ -2,12 +2,12 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { createKeptCountTriggers, dropKeptCountTriggers, KeptCountTriggers } from './kept-count-triggers';
 
 /** The statuses the ops overview counts; `complete`, the bulk of the table, is not read. */
-const COUNTED = `('pending', 'in_progress', 'error')`;
+export const COUNTED = `('pending', 'in_progress', 'error')`;
 /** A job's key in the counts: pending ones by when made and when due (the overview's ages), the others by status alone. */
-const keyOf = (row: string) =>
+export const keyOf = (row: string) =>
   `${row}.status, CASE WHEN ${row}.status = 'pending' THEN ${row}.created_at ELSE '-infinity' END, CASE WHEN ${row}.status = 'pending' THEN ${row}.scheduled_at ELSE '-infinity' END`;
 
-const JOBS: KeptCountTriggers = {
+export const JOBS: KeptCountTriggers = {
   table: 'jobs',
   prefix: 'job',
   columns: 'status, created_at, scheduled_at',
