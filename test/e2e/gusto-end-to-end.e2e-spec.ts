@@ -55,7 +55,8 @@ interface Ask {
  * (every request and answer held to Gusto's document): connect through the connect page's OAuth
  * step, sync and read, create a 401(k) with a tiered match, enroll 500 people through Gusto's
  * conflicts, 429s, a 500 and an expiring token, a ContributionChanged from Kafka, and a signed
- * `payroll.paid` webhook bringing pay statements with the deductions. One service for the file.
+ * `payroll.paid` webhook bringing pay statements with the deductions, reconciled against what was
+ * enrolled. One service for the file.
  */
 describeWithKafka('Gusto end to end (fake Gusto, PostgreSQL, Kafka)', () => {
   const clock = new JumpingClock();
@@ -79,6 +80,8 @@ describeWithKafka('Gusto end to end (fake Gusto, PostgreSQL, Kafka)', () => {
   let benefitId: string;
   let companyBenefitUuid: string;
   let asks: Ask[];
+  /** The payroll step 6 paid, and each person's plan lines in it. */
+  let paid: { payrollId: string; lines: Map<string, GustoPayrollBenefit[]> } | undefined;
 
   beforeAll(async () => {
     fake = await new FakeGusto().start();
@@ -437,6 +440,7 @@ describeWithKafka('Gusto end to end (fake Gusto, PostgreSQL, Kafka)', () => {
       checkDate: today,
       employees: employees.map((e) => ({ employeeUuid: e.uuid, grossPay: gross, benefits: lines(e.uuid) })),
     });
+    paid = { payrollId: payroll.uuid, lines: new Map(employees.map((e) => [e.uuid, lines(e.uuid)])) };
     const before = (await api(`/employer/pay-statement`, { requests: [{ payment_id: payroll.uuid }] })).body.responses[0];
     expect(before.code).toBe(404);
 
@@ -471,6 +475,46 @@ describeWithKafka('Gusto end to end (fake Gusto, PostgreSQL, Kafka)', () => {
         contributions: line && line.company_contribution > 0 ? [{ name: PLAN, amount: cents(line.company_contribution), currency: 'usd', type: '401k' }] : [],
       });
     }
+  }, 90_000);
+
+  it("7. reconciles that payroll: every deduction as enrolled, and the admin's windows still in force where ours start later found unexpected", async () => {
+    const { payrollId, lines } = paid!;
+    // The sync the webhook started queues the entity's reconciliation; it reads Gusto's statements through the adapter.
+    const run = await expectEventually(
+      async () => {
+        const [job] = await db.query(`SELECT status, result FROM jobs WHERE type = 'deduction_reconciliation' AND entity_id = $1 AND status = 'complete'`, [entityId]);
+        expect(job).toBeDefined();
+        return job;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const results: { individual_id: string; result: string; ee: number; oe: number; er: number; oer: number }[] = await db.query(
+      `SELECT individual_id, result, expected_employee::int AS ee, observed_employee::int AS oe, expected_employer::int AS er, observed_employer::int AS oer
+       FROM reconciliation_results WHERE payment_id = $1 AND benefit_id = $2`,
+      [payrollId, benefitId],
+    );
+    expect(results.map((r) => r.individual_id).sort()).toEqual(employees.map((e) => e.uuid).sort());
+    const cents = (dollars: number) => Math.round(dollars * 100);
+    const unexpected = new Set(asks.filter((a) => a.enrolledInGusto && a.effectiveDate > today).map((a) => a.employee.uuid));
+    expect(unexpected.size).toBeGreaterThan(0);
+    for (const r of results) {
+      const [line] = lines.get(r.individual_id)!;
+      const observed = { employee: line ? cents(line.employee_deduction) : 0, employer: line ? cents(line.company_contribution) : 0 };
+      // Ours not begun yet: the service expects nothing, while Gusto still deducts the admin's 2 %.
+      const expected = unexpected.has(r.individual_id) ? { employee: 0, employer: 0 } : observed;
+      expect(r).toEqual({
+        individual_id: r.individual_id,
+        result: unexpected.has(r.individual_id) ? 'unexpected' : 'matched',
+        ee: expected.employee,
+        oe: observed.employee,
+        er: expected.employer,
+        oer: observed.employer,
+      });
+    }
+    expect(run.result).toMatchObject({ results: employees.length, statements: employees.length, opened: unexpected.size });
+    const open = await db.query(`SELECT individual_id, kind FROM deduction_discrepancies WHERE entity_id = $1 AND status = 'open'`, [entityId]);
+    expect(open.map((d: { individual_id: string }) => d.individual_id).sort()).toEqual([...unexpected].sort());
+    expect(new Set(open.map((d: { kind: string }) => d.kind))).toEqual(new Set(['unexpected']));
   }, 90_000);
 
   it('held every exchange with Gusto to its document', () => {
