@@ -46,6 +46,7 @@ export const SERVED_OPERATIONS = [
   'GET /v1/webhook_subscriptions',
   'POST /v1/webhook_subscriptions',
   'PUT /v1/webhook_subscriptions/{webhook_subscription_uuid}/verify',
+  'GET /v1/webhook_subscriptions/{webhook_subscription_uuid}/request_verification_token',
   'GET /v1/events',
 ] as const;
 export type ServedOperation = (typeof SERVED_OPERATIONS)[number];
@@ -610,6 +611,7 @@ export class FakeGusto {
   private readonly employees = new Map<string, GustoEmployee>();
   private readonly paySchedules = new Map<string, { companyUuid: string; schedule: GustoPaySchedule }>();
   private readonly payrolls = new Map<string, GustoPayroll>();
+  private handshakesToLose = 0;
   private readonly companyBenefits = new Map<string, GustoCompanyBenefit>();
   private readonly employeeBenefits = new Map<string, GustoEmployeeBenefit>();
   private readonly subscriptions = new Map<string, { subscription: GustoWebhookSubscription; verificationToken: string }>();
@@ -953,6 +955,11 @@ export class FakeGusto {
     return clone(this.employeeBenefits.get(uuid));
   }
 
+  /** The next `n` handshake POSTs (of a subscription created, or of a token asked for again) are lost on the way. */
+  loseHandshakes(n: number): void {
+    this.handshakesToLose += n;
+  }
+
   webhookSubscriptions(): (GustoWebhookSubscription & { verification_token: string })[] {
     return [...this.subscriptions.values()].map(({ subscription, verificationToken }) => ({ ...structuredClone(subscription), verification_token: verificationToken }));
   }
@@ -1180,6 +1187,8 @@ export class FakeGusto {
         return this.createSubscription(ex);
       case 'PUT /v1/webhook_subscriptions/{webhook_subscription_uuid}/verify':
         return this.verifySubscription(ex, p.webhook_subscription_uuid);
+      case 'GET /v1/webhook_subscriptions/{webhook_subscription_uuid}/request_verification_token':
+        return this.resendVerificationToken(ex, p.webhook_subscription_uuid);
       case 'GET /v1/events':
         return this.listEvents(ex);
       case 'POST /oauth/token':
@@ -1585,7 +1594,23 @@ export class FakeGusto {
     const verificationToken = randomUUID();
     this.subscriptions.set(subscription.uuid, { subscription, verificationToken });
     this.send(ex, 201, subscription);
+    if (this.handshakesToLose > 0) {
+      this.handshakesToLose--;
+      return;
+    }
     void this.post(subscription, JSON.stringify({ verification_token: verificationToken }), undefined);
+  }
+
+  /** The token POSTed to the subscription's URL again; answered 200 with no body. */
+  private resendVerificationToken(ex: Exchange, uuid: string): void {
+    const entry = this.subscriptions.get(uuid);
+    if (!entry) return this.notFound(ex);
+    this.send(ex, 200);
+    if (this.handshakesToLose > 0) {
+      this.handshakesToLose--;
+      return;
+    }
+    void this.post(entry.subscription, JSON.stringify({ verification_token: entry.verificationToken }), undefined);
   }
 
   private verifySubscription(ex: Exchange, uuid: string): void {

@@ -356,4 +356,49 @@ describeWithPostgres('Gusto webhooks intake (fake Gusto, PostgreSQL)', () => {
       expect(reads()).toBe(before);
     });
   });
+
+  describe('a lost handshake', () => {
+    it("asks Gusto for the token again, at most every ten minutes, and verifies with the one it posts", async () => {
+      const url = `${hookUrl()}?handshake=lost`;
+      const asks = () => fake.requests.filter((r) => r.operation === 'GET /v1/webhook_subscriptions/{webhook_subscription_uuid}/request_verification_token').length;
+      fake.loseHandshakes(1);
+      const created = await subscriptions.ensure(url);
+      await fake.idle();
+      expect(created.status).toBe('pending');
+      expect(asks()).toBe(0);
+
+      // The next rounds: nothing to verify with, so Gusto is asked once, and posts the token again.
+      expect((await subscriptions.ensure(url)).status).toBe('pending');
+      await fake.idle();
+      expect(asks()).toBe(1);
+      expect(fake.webhookDeliveries.filter((d) => d.url === url)).toEqual([expect.objectContaining({ signature: undefined, status: 200 })]);
+      const verified = await subscriptions.ensure(url);
+      expect(verified).toMatchObject({ uuid: created.uuid, status: 'verified' });
+      expect(fake.webhookSubscriptions().find((s) => s.uuid === created.uuid)?.status).toBe('verified');
+      expect(asks()).toBe(1);
+
+      // Another subscription whose handshake and the token asked for are both lost: asked once, not again within ten minutes.
+      fake.loseHandshakes(2);
+      const other = `${hookUrl()}?handshake=lost-twice`;
+      for (let round = 0; round < 3; round++) {
+        expect((await subscriptions.ensure(other)).status).toBe('pending');
+        await fake.idle();
+      }
+      expect(asks()).toBe(2);
+    });
+
+    it('a pending subscription Gusto no longer has is marked removed when its token is asked for, and subscribed anew', async () => {
+      const url = `${hookUrl()}?handshake=gone`;
+      fake.loseHandshakes(1);
+      const created = await subscriptions.ensure(url);
+      await dataSource.query(`UPDATE gusto_webhook_subscriptions SET uuid = $2 WHERE uuid = $1`, [created.uuid, randomUUID()]);
+      const [{ uuid: unknownToGusto }] = await dataSource.query(`SELECT uuid FROM gusto_webhook_subscriptions WHERE url = $1`, [url]);
+
+      await subscriptions.ensure(url);
+      expect((await subscriptions.find(unknownToGusto))?.status).toBe('removed');
+      await fake.idle();
+      const again = await subscriptions.ensure(url);
+      expect(again.uuid).not.toBe(unknownToGusto);
+    });
+  });
 });

@@ -18,6 +18,9 @@ import { GUSTO_SUBSCRIPTION_TYPES } from './gusto-webhooks';
 const SYSTEM_TOKEN_LEAD_MS = 5 * 60_000;
 /** The rate-limit key of application-level calls (not any company's grant). */
 const SYSTEM_KEY = 'gusto-system';
+/** How often a pending subscription's token is asked for again while none verifies it. */
+export const TOKEN_ASK_INTERVAL_MS = 10 * 60_000;
+
 /** Handshake tokens kept for pairing with pending subscriptions: a stranger posting tokens fills no table. */
 const KEPT_TOKENS = 20;
 const TOKEN_RETENTION = '1 day';
@@ -139,6 +142,9 @@ interface SubscriptionRow {
  */
 export class GustoWebhookSubscriptions {
 
+  /** When this instance last asked Gusto to POST a pending subscription's token again, by uuid. */
+  private readonly tokenAskedAt = new Map<string, number>();
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly sealingKey: SealingKey,
@@ -149,7 +155,10 @@ export class GustoWebhookSubscriptions {
   async ensure(url: string, types: readonly string[] = GUSTO_SUBSCRIPTION_TYPES, signal?: AbortSignal): Promise<StoredSubscription> {
     const [stored] = await this.rows(`WHERE url = $1 AND status <> 'removed' ORDER BY created_at DESC LIMIT 1`, [url]);
     if (stored) {
-      if (stored.status === 'pending') await this.verifyPending(signal);
+      if (stored.status === 'pending') {
+        await this.verifyPending(signal);
+        if ((await this.find(stored.uuid))?.status === 'pending') await this.askTokenAgain(stored.uuid, signal);
+      }
       return (await this.find(stored.uuid)) ?? stored;
     }
     const { body: listed } = await this.tokens.call<SubscriptionAnswer[]>('GET', '/v1/webhook_subscriptions', { signal });
@@ -250,6 +259,25 @@ export class GustoWebhookSubscriptions {
   async find(uuid: string): Promise<StoredSubscription | undefined> {
     const [row] = await this.rows(`WHERE uuid = $1`, [uuid]);
     return row;
+  }
+
+  /**
+   * A subscription still pending with no token kept that verifies it: its handshake POST was lost
+   * (the service down or unreachable then, or the token gone from the few kept). Gusto is asked to
+   * POST it again (GET …/request_verification_token); the next round verifies with it. At most once
+   * every TOKEN_ASK_INTERVAL_MS per subscription and instance; a subscription Gusto no longer has is
+   * marked removed, so the next round subscribes anew.
+   */
+  private async askTokenAgain(uuid: string, signal?: AbortSignal): Promise<void> {
+    const now = Date.now();
+    if (now - (this.tokenAskedAt.get(uuid) ?? -Infinity) < TOKEN_ASK_INTERVAL_MS) return;
+    this.tokenAskedAt.set(uuid, now);
+    try {
+      await this.tokens.call('GET', `/v1/webhook_subscriptions/${encodeURIComponent(uuid)}/request_verification_token`, { signal });
+    } catch (error) {
+      if (!(error instanceof GustoApiError && error.status === 404)) throw error;
+      await this.dataSource.query(`UPDATE gusto_webhook_subscriptions SET status = 'removed', updated_at = now() WHERE uuid = $1`, [uuid]);
+    }
   }
 
   private async verify(uuid: string, token: string, signal?: AbortSignal): Promise<'verified' | 'refused' | 'removed'> {
