@@ -1,6 +1,7 @@
 import { SagaState, SagaStep, SagaType, stateAfterJobs, statusOfIndividuals, SUPERSEDED } from '../../domain/sagas/saga';
 import { ChangeStatus } from '../../domain/enrollments/enrollment-change';
 import { newId } from '../../domain/shared/new-id';
+import type { SagaRow } from './saga-state.repository';
 
 export interface NewSaga {
   /** Chosen by the caller when steps of the same batch must name it; minted otherwise. */
@@ -146,17 +147,8 @@ export interface SagaJobRow {
 
 /** What a progress writes: sagas inserted, waits inserted, stored waits' statuses, and stored sagas updated. */
 export interface SagaWrites {
-  started: {
-    id: string;
-    type: SagaType;
-    state: SagaState;
-    outcome: string | null;
-    connection_id: string;
-    entity_id: string | null;
-    source_event_id: string | null;
-    steps: SagaStep[];
-    at: Date;
-  }[];
+  /** `sagas` rows as inserted: `at` is their `created_at`. */
+  started: (Pick<SagaRow, 'id' | 'type' | 'state' | 'outcome' | 'connection_id' | 'entity_id' | 'source_event_id'> & { steps: SagaStep[]; at: Date })[];
   waits: { sagaId: string; jobId: string; status: string | null; individualIds: readonly string[] | null }[];
   waitStatuses: { sagaId: string; jobId: string; status: string | null }[];
   updated: { id: string; steps: SagaStep[]; state: SagaState; outcome: string | null }[];
