@@ -19,8 +19,7 @@ const SYSTEM_TOKEN_LEAD_MS = 5 * 60_000;
 /** The rate-limit key of application-level calls (not any company's grant). */
 const SYSTEM_KEY = 'gusto-system';
 /** How often a pending subscription's token is asked for again while none verifies it. */
-export const TOKEN_ASK_INTERVAL_MS = 10 * 60_000;
-
+const TOKEN_ASK_INTERVAL_MS = 10 * 60_000;
 /** Handshake tokens kept for pairing with pending subscriptions: a stranger posting tokens fills no table. */
 const KEPT_TOKENS = 20;
 const TOKEN_RETENTION = '1 day';
@@ -276,8 +275,13 @@ export class GustoWebhookSubscriptions {
       await this.tokens.call('GET', `/v1/webhook_subscriptions/${encodeURIComponent(uuid)}/request_verification_token`, { signal });
     } catch (error) {
       if (!(error instanceof GustoApiError && error.status === 404)) throw error;
-      await this.dataSource.query(`UPDATE gusto_webhook_subscriptions SET status = 'removed', updated_at = now() WHERE uuid = $1`, [uuid]);
+      await this.markRemoved(uuid);
     }
+  }
+
+  /** Gusto no longer has the subscription (404): the next round subscribes anew. */
+  private async markRemoved(uuid: string): Promise<void> {
+    await this.dataSource.query(`UPDATE gusto_webhook_subscriptions SET status = 'removed', updated_at = now() WHERE uuid = $1`, [uuid]);
   }
 
   private async verify(uuid: string, token: string, signal?: AbortSignal): Promise<'verified' | 'refused' | 'removed'> {
@@ -288,7 +292,7 @@ export class GustoWebhookSubscriptions {
       // 422: not this subscription's token.
       if (error instanceof GustoUnprocessable) return 'refused';
       if (error instanceof GustoApiError && error.status === 404) {
-        await this.dataSource.query(`UPDATE gusto_webhook_subscriptions SET status = 'removed', updated_at = now() WHERE uuid = $1`, [uuid]);
+        await this.markRemoved(uuid);
         return 'removed';
       }
       throw error;
