@@ -9,6 +9,7 @@ import { basic, bearer, createApplication } from '../utils/connect';
 import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestService } from '../utils/test-app';
 import { holdJob } from '../utils/job-queue';
+import { advisoryLocksFor } from '../../src/infrastructure/database/repositories/enrollment-locks';
 
 /**
  * One individual's changes reach the provider in request order, even when the worker holding an
@@ -141,6 +142,71 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
       const [row] = await db().query(`SELECT status, result FROM jobs WHERE id = $1`, [later.id]);
       expect(row.status).toBe('complete');
       expect(row.result.results).toEqual([expect.objectContaining({ code: 200 })]);
+    });
+
+    it('a wake does not wait for a queue row another transaction holds (no deadlock), and wakes the row once it is free', async () => {
+      const { earlier, later } = await twoDueChanges();
+      const asleep = new Date(clock.now().getTime() + 60_000);
+      const leasedDueAt = await leaseByHand(later.id, 'racer');
+      expect(await service.app.get(JobsRepository).deferMany('racer', [{ id: later.id, scheduledAt: asleep, leasedDueAt }])).toBe(1);
+      const [item] = await db().query(`SELECT benefit_id, individual_id FROM enrollment_items WHERE group_id = $1`, [earlier.group_id]);
+      const [personLock] = advisoryLocksFor([[item.benefit_id, item.individual_id]]).filter((l) => !l.shared);
+      // Held by the earlier group's results (its individual), checked in PostgreSQL's lock table.
+      const personLockHeld = async () =>
+        (
+          await db().query(
+            `SELECT count(*)::int AS n FROM pg_locks l, (SELECT hashtextextended($1, 0) AS h) k
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+               AND l.classid = ((k.h >> 32) & 4294967295)::oid AND l.objid = (k.h & 4294967295)::oid`,
+            [personLock.key],
+          )
+        )[0].n;
+      // Another group batch's commit: it holds the later job's queue row (it finished or put back
+      // its own jobs) and then needs the individual the earlier group's results hold. A gate (a
+      // lock on the earlier request's job row, taken after the individuals) keeps the results'
+      // transaction holding its individual until the holder waits for it.
+      const [{ job_id: requestJob }] = await db().query(`SELECT job_id FROM enrollment_groups WHERE id = $1`, [earlier.group_id]);
+      const holder = db().createQueryRunner();
+      const gate = db().createQueryRunner();
+      try {
+        await gate.startTransaction();
+        await gate.query(`SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, [requestJob]);
+        await holder.startTransaction();
+        const [{ pid: holderPid }] = await holder.query(`SELECT pg_backend_pid() AS pid`);
+        await holder.query(`SELECT 1 FROM job_queue WHERE job_id = $1 FOR UPDATE`, [later.id]);
+        const recorded = service.app
+          .get(EnrollmentLifecycle)
+          .processed(earlier.group_id, [{ individual_id: item.individual_id, code: 200, message: 'OK' }])
+          .then(
+            () => 'recorded',
+            (error: Error) => error.message,
+          );
+        await expectEventually(async () => expect(await personLockHeld()).toBe(1));
+        const holderGotIt = holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [personLock.key]).then(
+          () => 'locked',
+          (error: Error) => error.message,
+        );
+        await expectEventually(async () =>
+          expect((await db().query(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [holderPid]))[0].wait_event_type).toBe('Lock'),
+        );
+        await gate.commitTransaction();
+        // A wake that waited for the row would deadlock with the holder: one of them rolled back.
+        expect(await recorded).toBe('recorded');
+        expect(await holderGotIt).toBe('locked');
+        // The row was held during the wake: still asleep until the holder is done.
+        expect((await dueAt(later.id)).getTime()).toBe(asleep.getTime());
+        await holder.commitTransaction();
+      } finally {
+        for (const runner of [gate, holder]) {
+          if (runner.isTransactionActive) await runner.rollbackTransaction();
+          await runner.release();
+        }
+      }
+      // Woken again after the commit, once its row was free.
+      await expectEventually(async () => expect((await dueAt(later.id)).getTime()).toBeLessThanOrEqual(clock.now().getTime()));
+      service.app.get(JobWorker).start();
+      await allGroupsDone();
+      expect((await db().query(`SELECT status FROM jobs WHERE id = $1`, [later.id]))[0].status).toBe('complete');
     });
   });
 

@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
 import { EnrollmentConfigurationParams } from '../../../domain/benefits/benefit-job-params';
 import { AppliedTimeline } from '../../../domain/enrollments/applied-timeline';
 import {
@@ -136,13 +136,30 @@ const GROUPS = new ColumnSet<ReturnType<typeof groupRecord>>({
  * puts its job back due at once (JobsRepository.deferMany) instead of asleep with nothing left
  * to wake it. The due time is the queue row's (`q`, leased when `leased_by` is set), copied to
  * the job's row after, queue row first as every writer of both does (JobQueue1798300000000).
+ *
+ * `candidates` selects the jobs to wake (`job_id`). A queue row another transaction holds is
+ * skipped, not waited for: the wake runs in a group batch's commit, after that batch finished
+ * its own jobs, so two batches waking each other's rows each waited for the other (PostgreSQL
+ * found the deadlock after a second, with both batches' individuals locked meanwhile, and rolled
+ * one batch back to be worked again). A row held is being leased, put back, ended or woken by
+ * its holder; the statement answers the jobs it skipped, woken again once the commit is done.
  */
-const WAKE_JOB = {
-  set: `scheduled_at = CASE WHEN q.leased_by IS NOT NULL THEN least(q.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END`,
-  asleepOrWorked: `((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)`,
-  /** Copies the woken queue rows' due times (the CTE `woken`) to their jobs. */
-  copy: `UPDATE jobs j SET scheduled_at = w.scheduled_at FROM woken w WHERE j.id = w.job_id`,
-};
+function wakeStatement(candidates: string): string {
+  return `WITH candidate AS (${candidates}),
+     locked AS (
+       SELECT q.job_id FROM job_queue q JOIN candidate c ON c.job_id = q.job_id
+       WHERE ((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)
+       ORDER BY q.job_id FOR UPDATE OF q SKIP LOCKED),
+     woken AS (
+       UPDATE job_queue q SET scheduled_at = CASE WHEN q.leased_by IS NOT NULL THEN least(q.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
+       FROM locked l WHERE q.job_id = l.job_id
+       RETURNING q.job_id, q.scheduled_at),
+     copied AS (UPDATE jobs j SET scheduled_at = w.scheduled_at FROM woken w WHERE j.id = w.job_id)
+   SELECT c.job_id FROM candidate c WHERE NOT EXISTS (SELECT 1 FROM locked l WHERE l.job_id = c.job_id)`;
+}
+
+/** Pauses before each wake again of rows that were held: their holders' statements are short (a lease, a put-back). */
+const WAKE_AGAIN_AFTER_MS = [50, 250, 1_000];
 
 const groupRecord = (g: EnrollmentGroup) => ({
   id: g.id,
@@ -242,7 +259,10 @@ const groupOf = (row: GroupRow): EnrollmentGroup => ({
  */
 @Injectable()
 export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerRepository {
+  private readonly logger = new Logger(TypeormEnrollmentLedgerRepository.name);
+
   constructor(
+    private readonly dataSource: DataSource,
     private readonly uow: UnitOfWork,
     private readonly outbox: BenefitEventsWriter,
     private readonly bus: DomainEventBus,
@@ -575,16 +595,15 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
   /**
    * Groups of the same individuals whose date has come, that were put back to wait for these
    * (now processed) and are now first in line: due at once, instead of when their wait would
-   * have ended; one being worked now is marked (WAKE_JOB).
+   * have ended; one being worked now is marked (wakeStatement).
    */
-  private async wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
-    if (processedGroups.length === 0) return;
-    await this.db.query(
-      `WITH woken AS (
-       UPDATE job_queue q SET ${WAKE_JOB.set}
-       FROM enrollment_groups g, jobs j
-       WHERE q.job_id = j.id AND j.type = '${ENROLLMENT_GROUP_JOB}' AND ${WAKE_JOB.asleepOrWorked}
-         AND j.params->>'group_id' = g.id::text
+  private wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
+    if (processedGroups.length === 0) return Promise.resolve();
+    return this.wake(
+      `SELECT q.job_id FROM job_queue q
+       JOIN jobs j ON j.id = q.job_id AND j.type = '${ENROLLMENT_GROUP_JOB}'
+       JOIN enrollment_groups g ON j.params->>'group_id' = g.id::text
+       WHERE ((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)
          AND g.state = 'waiting' AND g.effective_date <= $3::date
          AND g.id IN (SELECT w.group_id FROM unnest($1::uuid[]) AS k(group_id)
                       JOIN enrollment_items p ON p.group_id = k.group_id
@@ -596,32 +615,53 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
                          JOIN waiting_enrollment_items e ON e.benefit_id = own.benefit_id AND e.individual_id = own.individual_id AND e.group_id <> g.id
                          JOIN enrollment_groups eg ON eg.id = e.group_id
                          WHERE own.group_id = g.id AND own.status = 'waiting' AND eg.effective_date <= g.effective_date
-                           AND (eg.job_seq < g.job_seq OR (eg.job_id = g.job_id AND eg.effective_date < g.effective_date)))
-       RETURNING q.job_id, q.scheduled_at)
-       ${WAKE_JOB.copy}`,
-      [processedGroups, now, now.toISOString().slice(0, 10)],
+                           AND (eg.job_seq < g.job_seq OR (eg.job_id = g.job_id AND eg.effective_date < g.effective_date)))`,
+      processedGroups,
+      now,
     );
   }
 
-  async wakeGroupsWaitingForBenefits(benefitIds: readonly string[]): Promise<void> {
-    if (benefitIds.length === 0) return;
-    const now = this.clock.now();
-    await this.db.query(
-      `WITH woken AS (
-       UPDATE job_queue q SET ${WAKE_JOB.set}
-       FROM unnest($1::uuid[]) AS k(benefit_id)
+  wakeGroupsWaitingForBenefits(benefitIds: readonly string[]): Promise<void> {
+    if (benefitIds.length === 0) return Promise.resolve();
+    return this.wake(
+      `SELECT q.job_id FROM unnest($1::uuid[]) AS k(benefit_id)
        JOIN enrollment_groups g ON g.benefit_id = k.benefit_id
        CROSS JOIN jobs j
-       WHERE q.job_id = j.id AND ${WAKE_JOB.asleepOrWorked}
+       JOIN job_queue q ON q.job_id = j.id
+       WHERE ((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)
          AND (
            -- The group's own work job, once its date has come.
            (j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = g.id::text AND g.state = 'waiting' AND g.effective_date <= $3::date)
            -- On an Assisted provider, the job applying the group's completed ops task (AssistedApplyHandler).
-           OR (j.type = 'assisted_apply' AND j.params->>'task_id' IN (SELECT t.id::text FROM ops_tasks t WHERE t.group_id = g.id)))
-       RETURNING q.job_id, q.scheduled_at)
-       ${WAKE_JOB.copy}`,
-      [benefitIds, now, now.toISOString().slice(0, 10)],
+           OR (j.type = 'assisted_apply' AND j.params->>'task_id' IN (SELECT t.id::text FROM ops_tasks t WHERE t.group_id = g.id)))`,
+      benefitIds,
+      this.clock.now(),
     );
+  }
+
+  /**
+   * Wakes the jobs `candidates` selects (wakeStatement) in the caller's transaction. Those whose
+   * queue rows were held are woken again after the commit, by the same statement on its own,
+   * a few times while some are still held; past that, a job put back wakes when its wait ends.
+   */
+  private async wake(candidates: string, keys: readonly string[], now: Date): Promise<void> {
+    const sql = wakeStatement(candidates);
+    const params = [keys, now, now.toISOString().slice(0, 10)];
+    const skipped: unknown[] = await this.db.query(sql, params);
+    if (skipped.length === 0) return;
+    this.uow.afterCommit(() => void this.wakeAgain(sql, params));
+  }
+
+  private async wakeAgain(sql: string, params: readonly unknown[]): Promise<void> {
+    try {
+      for (const pause of WAKE_AGAIN_AFTER_MS) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        const skipped: unknown[] = await this.dataSource.query(sql, [...params]);
+        if (skipped.length === 0) return;
+      }
+    } catch (error) {
+      this.logger.warn(`waking waiting enrollment groups again failed (they run when their wait ends): ${(error as Error).message}`);
+    }
   }
 
   /** Rows the ledgers made: none was stored (the individuals are locked, so none can appear meanwhile). */
