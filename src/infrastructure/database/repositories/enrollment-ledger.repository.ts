@@ -129,6 +129,9 @@ const GROUPS = new ColumnSet<ReturnType<typeof groupRecord>>({
   superseded: 'int',
 });
 
+/** A queue row (`q`) a wake moves: asleep past `$2` (now), or being worked. Candidates read it unlocked; the lock checks it again. */
+const ASLEEP_OR_WORKED = `((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)`;
+
 /**
  * Waking a job put back to wait, `$2` being now: one asleep is due now; one being worked is
  * marked, its due time moved to a millisecond before now or before what it was (so it differs
@@ -148,7 +151,7 @@ function wakeStatement(candidates: string): string {
   return `WITH candidate AS (${candidates}),
      locked AS (
        SELECT q.job_id FROM job_queue q JOIN candidate c ON c.job_id = q.job_id
-       WHERE ((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)
+       WHERE ${ASLEEP_OR_WORKED}
        ORDER BY q.job_id FOR UPDATE OF q SKIP LOCKED),
      woken AS (
        UPDATE job_queue q SET scheduled_at = CASE WHEN q.leased_by IS NOT NULL THEN least(q.scheduled_at, $2) - interval '1 millisecond' ELSE $2 END
@@ -603,7 +606,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
       `SELECT q.job_id FROM job_queue q
        JOIN jobs j ON j.id = q.job_id AND j.type = '${ENROLLMENT_GROUP_JOB}'
        JOIN enrollment_groups g ON j.params->>'group_id' = g.id::text
-       WHERE ((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)
+       WHERE ${ASLEEP_OR_WORKED}
          AND g.state = 'waiting' AND g.effective_date <= $3::date
          AND g.id IN (SELECT w.group_id FROM unnest($1::uuid[]) AS k(group_id)
                       JOIN enrollment_items p ON p.group_id = k.group_id
@@ -628,7 +631,7 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
        JOIN enrollment_groups g ON g.benefit_id = k.benefit_id
        CROSS JOIN jobs j
        JOIN job_queue q ON q.job_id = j.id
-       WHERE ((q.leased_by IS NULL AND q.scheduled_at > $2) OR q.leased_by IS NOT NULL)
+       WHERE ${ASLEEP_OR_WORKED}
          AND (
            -- The group's own work job, once its date has come.
            (j.type = '${ENROLLMENT_GROUP_JOB}' AND j.params->>'group_id' = g.id::text AND g.state = 'waiting' AND g.effective_date <= $3::date)
