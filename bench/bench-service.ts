@@ -10,18 +10,13 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { writeBenchResult } from './bench-database';
-import { freePort, trackChild } from './service-child';
+import { freePort, startNodeArgs, trackChild } from './service-child';
 import { serviceDatabaseEnv } from './database-pooler';
 
 const ROOT = resolve(__dirname, '..');
 
 /** The node flags `npm start` runs the service with (package.json), so a benchmark runs it as deployed. */
-export const START_NODE_ARGS: readonly string[] = (() => {
-  const start: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
-  const args = /^node\s+(.*?)\s*dist\/main\.js$/.exec(start.trim());
-  if (!args) throw new Error(`package.json's start script is not "node <flags> dist/main.js": ${start}`);
-  return args[1].split(/\s+/).filter(Boolean);
-})();
+export const START_NODE_ARGS: readonly string[] = startNodeArgs();
 
 /** The application the service creates at start (APP_CLIENT_ID/APP_CLIENT_SECRET). */
 export const BENCH_APPLICATION = {

@@ -131,11 +131,18 @@ export interface ServiceChildOptions {
   nodeOptions?: string[];
 }
 
-/** The V8 heap flags of `npm start` (package.json), so that a child runs in the heap a deployment has. */
-export function startHeapFlags(): string[] {
+/** The node flags `npm start` runs the service with (package.json's `node <flags> dist/main.js`). */
+export function startNodeArgs(): string[] {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { scripts } = require(resolve(ROOT, 'package.json')) as { scripts: Record<string, string> };
-  return scripts.start.split(/\s+/).filter((word) => /^--(max-old-space-size|max-semi-space-size|heap-growing-percent)=/.test(word));
+  const args = /^node\s+(.*?)\s*dist\/main\.js$/.exec(scripts.start.trim());
+  if (!args) throw new Error(`package.json's start script is not "node <flags> dist/main.js": ${scripts.start}`);
+  return args[1].split(/\s+/).filter(Boolean);
+}
+
+/** The V8 heap flags of `npm start`, so that a child runs in the heap a deployment has. */
+export function startHeapFlags(): string[] {
+  return startNodeArgs().filter((word) => /^--(max-old-space-size|max-semi-space-size|heap-growing-percent)=/.test(word));
 }
 
 /**

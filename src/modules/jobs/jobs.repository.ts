@@ -24,7 +24,10 @@ export interface JobRow {
   weight?: number;
 }
 
-export const JOB_COLUMNS = `id, connection_id, entity_id, kind, type, status, params, result, attempts, created_at, scheduled_at, started_at, completed_at, weight`;
+const JOB_COLUMN_NAMES = ['id', 'connection_id', 'entity_id', 'kind', 'type', 'status', 'params', 'result', 'attempts', 'created_at', 'scheduled_at', 'started_at', 'completed_at', 'weight'];
+/** The columns a job is read from (toJob), qualified by `alias` when given. */
+export const jobColumns = (alias?: string): string => JOB_COLUMN_NAMES.map((column) => (alias ? `${alias}.${column}` : column)).join(', ');
+export const JOB_COLUMNS = jobColumns();
 
 const FINAL_STATUSES = new ColumnSet<{ id: string; status: string; result: Record<string, unknown> | null }>({ id: 'uuid', status: 'text', result: 'jsonb' });
 

@@ -3,9 +3,9 @@ import { DataSource } from 'typeorm';
 import { FAILED_JOB_STATUSES, Job, JobKind, JobStatus } from '../../domain/jobs/job';
 import { JOB_COUNTS, keptCountRows } from '../../infrastructure/database/kept-counts';
 import { countedPage, SqlFilter } from '../../infrastructure/database/sql-filter';
-import { JOB_COLUMNS, JobRow, toJob as jobOf } from '../jobs/jobs.repository';
+import { jobColumns, JobRow, toJob as jobOf } from '../jobs/jobs.repository';
 
-const QUALIFIED_COLUMNS = JOB_COLUMNS.split(', ').map((column) => `j.${column}`).join(', ');
+const QUALIFIED_COLUMNS = jobColumns('j');
 
 export interface OpsJobFilter {
   status?: JobStatus;
