@@ -192,29 +192,36 @@ describeWithPostgres('dead-lease recovery: instances with a heartbeat (PostgreSQ
 
   it("a restarted instance frees its predecessor's leases as it starts, and its worker resumes the job at once", async () => {
     const killed = await leftByKilledProcess('node-a');
-    // Another instance, alive: none of its leases are touched.
+    // Another instance, alive: it beats as a live process does (a row left still would be taken
+    // for dead once DEAD_AFTER_MS passes, which a loaded host reaches before node-a's sweep), and
+    // none of its leases are touched.
     const other = await leftByKilledProcess('node-b');
+    const beat = () => dataSource.query(`UPDATE service_instances SET heartbeat_at = now() WHERE id = $1`, [other.holder]).catch(() => undefined);
+    const beating = setInterval(() => void beat(), HEARTBEAT_MS);
+    try {
+      const handler = new RecordingHandler(type);
+      const { instance, reach } = await newInstance('node-a');
+      const worker = newWorker(instance, reach, handler);
+      const started = Date.now();
+      await instance.start();
+      worker.start();
 
-    const handler = new RecordingHandler(type);
-    const { instance, reach } = await newInstance('node-a');
-    const worker = newWorker(instance, reach, handler);
-    const started = Date.now();
-    await instance.start();
-    worker.start();
-
-    const resumed = await expectEventually(async () => {
-      const job = await jobState(killed.jobId);
-      expect(job.status).toBe('complete');
-      return job;
-    });
-    expect(Date.now() - started).toBeLessThan(5_000);
-    expect(resumed).toMatchObject({ attempts: 2, leased_by: null, result: { by: instance.id } });
-    expect(handler.runs).toEqual([{ jobId: killed.jobId, owner: instance.id, attempt: 2 }]);
-    expect(await instanceRows()).toEqual([
-      { id: instance.id, name: 'node-a' },
-      { id: other.holder, name: 'node-b' },
-    ]);
-    expect(await jobState(other.jobId)).toMatchObject({ status: 'in_progress', leased_by: other.holder, attempts: 1 });
+      const resumed = await expectEventually(async () => {
+        const job = await jobState(killed.jobId);
+        expect(job.status).toBe('complete');
+        return job;
+      });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(resumed).toMatchObject({ attempts: 2, leased_by: null, result: { by: instance.id } });
+      expect(handler.runs).toEqual([{ jobId: killed.jobId, owner: instance.id, attempt: 2 }]);
+      expect(await instanceRows()).toEqual([
+        { id: instance.id, name: 'node-a' },
+        { id: other.holder, name: 'node-b' },
+      ]);
+      expect(await jobState(other.jobId)).toMatchObject({ status: 'in_progress', leased_by: other.holder, attempts: 1 });
+    } finally {
+      clearInterval(beating);
+    }
   });
 
   it("a live instance frees a silent instance's leases after the dead bound, far sooner than the lease, and the job runs once more only", async () => {

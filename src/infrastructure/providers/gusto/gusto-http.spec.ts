@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { expectEventually } from '../../../../test/utils/expect-eventually';
 import { OpenApiContract } from '../../../../test/utils/openapi-contract';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { GustoApiError, GustoConflict, GustoHttp, GustoHttpOptions, GustoUnauthorized, GustoUnprocessable, retryAfterMs } from './gusto-http';
@@ -174,33 +175,47 @@ describe('GustoHttp', () => {
   });
 
   describe('timeouts', () => {
+    /**
+     * The requests of one path that reached the fake: each test its own path, since a request
+     * whose client gave up may still arrive later on a loaded host (into the next test).
+     */
+    const arrived = (path: string) => gusto.received.filter((r) => r.path === path);
+
     it('turns a silent Gusto into provider_timeout after the attempts of a GET', async () => {
       gusto.answer(silent);
-      const error = await get(client({ timeoutMs: 100, maxAttempts: 2 })).catch((e: unknown) => e);
+      const error = await client({ timeoutMs: 100, maxAttempts: 2 })
+        .request({ method: 'GET', path: '/v1/silent-get', accessToken: 't', key: 'k' })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DomainError);
       expect(error).toMatchObject({ family: 'provider_timeout', attempts: 2 });
       expect((error as Error).message).toContain('within 100 ms');
-      expect(gusto.received).toHaveLength(2);
+      await expectEventually(async () => expect(arrived('/v1/silent-get')).toHaveLength(2));
     });
 
     it('times out a POST once, without repeating it', async () => {
       gusto.answer(silent);
       const error = await client({ timeoutMs: 100 })
-        .request({ method: 'POST', path: '/v1/x', body: {}, accessToken: 't', key: 'k' })
+        .request({ method: 'POST', path: '/v1/silent-post', body: {}, accessToken: 't', key: 'k' })
         .catch((e: unknown) => e);
       expect(error).toMatchObject({ family: 'provider_timeout', outcomeUnknown: true, attempts: 1 });
-      expect(gusto.received).toHaveLength(1);
+      await expectEventually(async () => expect(arrived('/v1/silent-post')).toHaveLength(1));
+      // Longer than another attempt would take to be sent and arrive: none comes.
+      await new Promise((done) => setTimeout(done, 300));
+      expect(arrived('/v1/silent-post')).toHaveLength(1);
     });
 
     it('leaves the caller’s abort as it is: not Gusto’s failure, not retried', async () => {
       gusto.answer(silent);
       const controller = new AbortController();
-      const pending = client().request({ method: 'GET', path: '/v1/x', accessToken: 't', key: 'k', signal: controller.signal });
-      setTimeout(() => controller.abort(new Error('worker shutting down')), 50);
+      const pending = client().request({ method: 'GET', path: '/v1/aborted', accessToken: 't', key: 'k', signal: controller.signal });
+      // Aborted once Gusto has the request (not while it is still being sent).
+      await expectEventually(async () => expect(arrived('/v1/aborted')).toHaveLength(1));
+      controller.abort(new Error('worker shutting down'));
       const error = await pending.catch((e: unknown) => e);
       expect(error).not.toBeInstanceOf(DomainError);
       expect((error as Error).message).toBe('worker shutting down');
-      expect(gusto.received).toHaveLength(1);
+      await new Promise((done) => setTimeout(done, 300));
+      expect(arrived('/v1/aborted')).toHaveLength(1);
     });
   });
 
