@@ -50,6 +50,7 @@ import { FailedSagas1798850000000 } from './migrations/1798850000000-failed-saga
 import { FailedJobs1798860000000 } from './migrations/1798860000000-failed-jobs';
 import { JobCountsEveryStatus1798870000000 } from './migrations/1798870000000-job-counts-every-status';
 import { JobsListIndex1798880000000 } from './migrations/1798880000000-jobs-list-index';
+import { WebhookEnqueueEndpointLocks1798890000000 } from './migrations/1798890000000-webhook-enqueue-endpoint-locks';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -105,4 +106,5 @@ export const MIGRATIONS = [
   FailedJobs1798860000000,
   JobCountsEveryStatus1798870000000,
   JobsListIndex1798880000000,
+  WebhookEnqueueEndpointLocks1798890000000,
 ];

@@ -3,14 +3,16 @@ import { DataSource } from 'typeorm';
 import { WebhookEndpointsRepository } from '../../../src/modules/webhooks/webhook-endpoints.repository';
 import { WebhookQueueRepository } from '../../../src/modules/webhooks/webhook-queue.repository';
 import { describeWithPostgres } from '../../setup/test-env';
-import { createApplication } from '../../utils/connect';
+import { connectEmployer, createApplication } from '../../utils/connect';
 import { expectEventually } from '../../utils/expect-eventually';
 import { startTestService, TestService } from '../../utils/test-app';
 
 /**
  * The delivery queue's locks against an endpoint being deleted: the dispatcher records an
  * attempt while an operator deletes the attempt's endpoint. Both take the endpoint's row and its
- * deliveries' rows; taken in opposite orders they deadlock and one of them fails.
+ * deliveries' rows; taken in opposite orders they deadlock and one of them fails. And the fan-out
+ * (`webhook_enqueue()`, inside the transaction that completes a job or changes a connection)
+ * against the same delete: the delete must not fail the fan-out's transaction.
  */
 describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
   let service: TestService;
@@ -96,6 +98,76 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
     expect(delivery).toEqual({ attempts: 1, leased_by: null, last_status_code: 503 });
     const [endpoint] = await db.query(`SELECT failing_since FROM webhook_endpoints WHERE id = $1`, [endpointId]);
     expect(endpoint.failing_since?.getTime()).toBe(attemptedAt.getTime());
+  });
+
+  /** A connection of a new application, and an endpoint of that application for `account.updated`. */
+  async function subscribedConnection(): Promise<{ endpointId: string; connectionId: string }> {
+    const app = await createApplication(service);
+    const { connectionId } = await connectEmployer(service, app);
+    const endpointId = randomUUID();
+    await db.query(
+      `INSERT INTO webhook_endpoints (id, application_id, url, event_types, secret_sealed)
+       VALUES ($1, $2, 'https://receiver.example/hook', '{account.updated}', 'x')`,
+      [endpointId, app.client_id],
+    );
+    return { endpointId, connectionId };
+  }
+
+  const fanOut = (connectionId: string, manager: { query: DataSource['query'] } = db) =>
+    manager.query(`SELECT webhook_enqueue(ARRAY[$1::uuid], ARRAY[NULL::uuid], ARRAY['account.updated'], ARRAY['{}'::jsonb]) AS queued`, [connectionId]);
+
+  const deliveriesOf = async (endpointId: string): Promise<number> =>
+    (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1`, [endpointId]))[0].n;
+
+  it('a fan-out while its endpoint is being deleted waits for the delete, queues nothing for it, and commits', async () => {
+    const { endpointId, connectionId } = await subscribedConnection();
+    let deleteNow!: () => void;
+    const told = new Promise<void>((resolve) => (deleteNow = resolve));
+    const deleting = db.transaction(async (manager) => {
+      expect(await endpoints.find(endpointId, undefined, manager, true)).not.toBeNull();
+      await told;
+      await endpoints.delete(endpointId, manager);
+    });
+    await expectEventually(async () => expect(await endpointLocked(endpointId)).toBe(true));
+    const fanning = db.transaction(async (manager) => {
+      const [row] = await fanOut(connectionId, manager);
+      // The rest of the transaction (a job's completion) goes on.
+      await manager.query(`SELECT 1`);
+      return row.queued;
+    });
+    await expectEventually(async () => expect(await waitingOnLocks()).toBeGreaterThan(0));
+    deleteNow();
+
+    await expect(deleting).resolves.toBeUndefined();
+    await expect(fanning).resolves.toBe(0);
+    expect(await deliveriesOf(endpointId)).toBe(0);
+  });
+
+  it('a delete during a fan-out waits for it, then takes what it queued with the endpoint', async () => {
+    const { endpointId, connectionId } = await subscribedConnection();
+    let commitNow!: () => void;
+    const told = new Promise<void>((resolve) => (commitNow = resolve));
+    const fanning = db.transaction(async (manager) => {
+      const [row] = await fanOut(connectionId, manager);
+      await told;
+      return row.queued;
+    });
+    await expectEventually(async () => expect(await endpointLocked(endpointId)).toBe(true));
+    const deleting = db.transaction((manager) => endpoints.delete(endpointId, manager));
+    await expectEventually(async () => expect(await waitingOnLocks()).toBeGreaterThan(0));
+    commitNow();
+
+    await expect(fanning).resolves.toBe(1);
+    await expect(deleting).resolves.toBeUndefined();
+    expect(await deliveriesOf(endpointId)).toBe(0);
+    expect((await db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE id = $1`, [endpointId]))[0].n).toBe(0);
+  });
+
+  it('a fan-out with nothing deleted queues one delivery per subscribed endpoint', async () => {
+    const { endpointId, connectionId } = await subscribedConnection();
+    const [row] = await fanOut(connectionId);
+    expect(row.queued).toBe(1);
+    expect(await deliveriesOf(endpointId)).toBe(1);
   });
 
   /** Whether some transaction holds the endpoint's row locked (a second locker would wait). */
