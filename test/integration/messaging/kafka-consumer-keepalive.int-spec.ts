@@ -33,11 +33,12 @@ describeWithKafka('Kafka consumer kept in its group while a batch is applied (re
     await expectEventually(async () => expect((await effects(bed.dataSource, CONSUMER)).map((e) => e.message_id)).toEqual(ids), { timeoutMs: 90_000, intervalMs: 500 });
     // A redelivery would show as a duplicate at once; give one more session timeout for it.
     await new Promise((done) => setTimeout(done, SESSION_TIMEOUT_MS));
-    expect({ applied: await consumed('applied'), duplicate: await consumed('duplicate'), seen: handler.seen.length, crashes: runner.crashes }).toEqual({
+    expect({ applied: await consumed('applied'), duplicate: await consumed('duplicate'), seen: handler.seen.length, crashes: runner.crashes, crash: runner.lastCrash }).toEqual({
       applied: 2,
       duplicate: 0,
       seen: 2,
       crashes: 0,
+      crash: undefined,
     });
   }, 180_000);
 });

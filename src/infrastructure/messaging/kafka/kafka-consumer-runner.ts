@@ -92,6 +92,8 @@ export class KafkaConsumerRunner {
   private heartbeatIntervalMs = 3_000;
   /** Crashes of this runner's consumers, and consumers started after one, since it was made. */
   crashes = 0;
+  /** Why the consumer last crashed (what the warning said), for whoever watches it. */
+  lastCrash: string | undefined;
   restarts = 0;
 
   constructor(
@@ -153,6 +155,7 @@ export class KafkaConsumerRunner {
   private async restartAfterCrash(crashed: Consumer, error: Error): Promise<void> {
     if (this.stopped || this.consumer !== crashed) return;
     this.crashes++;
+    this.lastCrash = String(error?.message ?? error);
     this.logger.warn(`the Kafka consumer crashed (${error?.message ?? error}); starting a new one`);
     this.consumer = undefined;
     this.starting = undefined;
