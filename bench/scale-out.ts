@@ -6,7 +6,7 @@
  * expected (the instances, PostgreSQL and the brokers share its cores): the CPU per event is
  * what predicts a machine per instance.
  *
- *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--statements]
+ *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements]
  *
  * Two instances against one is measured alternately, --alternations times (default 3): one, two,
  * one, two, …, then three. Going back to one stops the newest instance; going to two starts a
@@ -171,6 +171,8 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
   // instance in it, the newest too, has applied this many events of its own.
   const warmUpPerInstance = Number(argValue('warm-up-events') ?? (options.quick ? 2_000 : 10_000));
   const withStatements = process.argv.includes('--statements');
+  // The events' people: 6 employers of this many (300 by default, every batch then touches most of them).
+  const employeesPerEmployer = Number(argValue('employees') ?? 50);
   await ensureKafkaCluster();
   const brokers = kafkaClusterBrokers();
   const scope = new KafkaScope('bench-scale', brokers);
@@ -204,10 +206,10 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       await services.pop()!.stop();
     };
     await start();
-    const employers = await benchEmployers(services[0], scope);
+    const employers = await benchEmployers(services[0], scope, employeesPerEmployer);
     const topic = scope.physical(HRIS_TOPIC);
     const partitionOfEmployer = new Map(employers.map((e) => [e.connectionId, partitionOf(e.connectionId, topic)]));
-    console.log(`${employers.length} employers of 50 employees on ${new Set(partitionOfEmployer.values()).size} of ${PARTITIONS} partitions`);
+    console.log(`${employers.length} employers of ${employeesPerEmployer} employees on ${new Set(partitionOfEmployer.values()).size} of ${PARTITIONS} partitions`);
 
     const runs: InstancesRun[] = [];
     const appliedBy: Record<string, number> = {};
