@@ -52,6 +52,22 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
     return { endpointId, deliveryId: String(delivery.id), deliveryCreatedAt: delivery.created_at as string };
   }
 
+  /**
+   * The delete as the API runs it (the endpoint's row locked first, then the row and its
+   * deliveries deleted), begun and holding the lock until `deleteNow`; `deleting` settles with it.
+   */
+  async function deletionUnderway(endpointId: string): Promise<{ deleting: Promise<void>; deleteNow: () => void }> {
+    let deleteNow!: () => void;
+    const told = new Promise<void>((resolve) => (deleteNow = resolve));
+    const deleting = db.transaction(async (manager) => {
+      expect(await endpoints.find(endpointId, undefined, manager, true)).not.toBeNull();
+      await told;
+      await endpoints.delete(endpointId, manager);
+    });
+    await expectEventually(async () => expect(await endpointLocked(endpointId)).toBe(true));
+    return { deleting, deleteNow };
+  }
+
   const waitingOnLocks = async (): Promise<number> => {
     const [row] = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
@@ -62,15 +78,7 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
   it('an attempt recorded while its endpoint is being deleted waits for the delete, and records nothing', async () => {
     const holder = `instance-${randomUUID()}`;
     const { endpointId, deliveryId, deliveryCreatedAt } = await leasedDelivery(holder);
-    let deleteNow!: () => void;
-    const told = new Promise<void>((resolve) => (deleteNow = resolve));
-    // The delete as the API runs it: the endpoint's row first, then the row and its deliveries.
-    const deleting = db.transaction(async (manager) => {
-      expect(await endpoints.find(endpointId, undefined, manager, true)).not.toBeNull();
-      await told;
-      await endpoints.delete(endpointId, manager);
-    });
-    await expectEventually(async () => expect(await endpointLocked(endpointId)).toBe(true));
+    const { deleting, deleteNow } = await deletionUnderway(endpointId);
     const recording = queue.record(
       holder,
       [{ deliveryId, deliveryCreatedAt, attemptedAt: new Date(), statusCode: 500, latencyMs: 3, excerpt: '', error: null, status: 'pending', nextAttemptAt: new Date() }],
@@ -121,14 +129,7 @@ describeWithPostgres('webhook queue locks (PostgreSQL)', () => {
 
   it('a fan-out while its endpoint is being deleted waits for the delete, queues nothing for it, and commits', async () => {
     const { endpointId, connectionId } = await subscribedConnection();
-    let deleteNow!: () => void;
-    const told = new Promise<void>((resolve) => (deleteNow = resolve));
-    const deleting = db.transaction(async (manager) => {
-      expect(await endpoints.find(endpointId, undefined, manager, true)).not.toBeNull();
-      await told;
-      await endpoints.delete(endpointId, manager);
-    });
-    await expectEventually(async () => expect(await endpointLocked(endpointId)).toBe(true));
+    const { deleting, deleteNow } = await deletionUnderway(endpointId);
     const fanning = db.transaction(async (manager) => {
       const [row] = await fanOut(connectionId, manager);
       // The rest of the transaction (a job's completion) goes on.
