@@ -952,7 +952,7 @@ export function startHrisService(databaseUrl: string, scope: KafkaScope, env: Re
   });
 }
 
-/** Sandbox employers of 50 employees, each with a policy: one on each partition (up to 40 made to find them). */
+/** Sandbox employers of `employees` employees, each with a policy: one on each partition (up to 40 made to find them). */
 export function benchEmployers(service: BenchService, scope: KafkaScope, employees = 50): Promise<Employer[]> {
   const auth = { app: basic(BENCH_APPLICATION.clientId, BENCH_APPLICATION.clientSecret), ops: basic('ops', OPS_PASSWORD) };
   return employersCoveringPartitions(service.url, auth, scope.physical(HRIS_TOPIC), { employees, policy: () => true, min: 6, max: 40, onePerPartition: true });
