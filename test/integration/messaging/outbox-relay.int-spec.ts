@@ -54,12 +54,12 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
   /** A week of published messages, kept for the retention window. */
   const keepPublishedMessages = () => dataSource.query(outboxRows(30000, 3), [TOPIC]);
 
-  /** The relay's lease-and-read statement and its parameters, as `publish` sent it. */
+  /** The relay's read of its leased lanes' rows and its parameters, as `publish` sent it. */
   const relayRead = async (publish: () => Promise<unknown>): Promise<[string, unknown[]]> => {
     const read = jest.spyOn(dataSource, 'query');
     try {
       await publish();
-      const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('WITH leased'))!;
+      const [sql, params] = read.mock.calls.find(([text]) => text.trimStart().startsWith('SELECT q.id'))!;
       return [sql, params as unknown[]];
     } finally {
       read.mockRestore();
@@ -347,8 +347,8 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
     try {
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await runner.query(`SET plan_cache_mode = ${mode}`);
-        await runner.query(`PREPARE relay_read(text, text, int, int) AS ${sql}`);
-        const literals = params.map((p) => `'${String(p).replace(/'/g, "''")}'`).join(', ');
+        await runner.query(`PREPARE relay_read(smallint[], int) AS ${sql}`);
+        const literals = params.map((p) => `'${(Array.isArray(p) ? `{${p.join(',')}}` : String(p)).replace(/'/g, "''")}'`).join(', ');
         const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (FORMAT JSON) EXECUTE relay_read(${literals})`);
         await runner.query(`DEALLOCATE relay_read`);
         const text = JSON.stringify(plan);

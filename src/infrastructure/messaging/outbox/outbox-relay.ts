@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { affectedCount } from '../../database/query-result';
+import { affectedCount, returnedRows } from '../../database/query-result';
 import { Metrics } from '../../observability/metrics';
 import { PollingLoop, RoundOutcome } from '../../scheduling/polling-loop';
 import { ServiceInstance } from '../../scheduling/service-instance';
@@ -120,9 +120,13 @@ export class OutboxRelay {
    * its queue row and leaves the outbox row itself untouched.
    */
   private async publishLanes(): Promise<{ published: number; full: boolean }> {
-    const rows: (OutboxRow & { lanes: number[] })[] = await this.dataSource.query(
-      `WITH leased AS (
-         UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + ($2 || ' milliseconds')::interval
+    // Leased first, in a statement of its own: a lane another relay just published and released
+    // is leased again only after its release (the lock's recheck sees it), but a read in the same
+    // statement would still see that relay's deleted rows through the statement's older snapshot,
+    // and publish them again. The read below starts after the lease, so it sees those deletes.
+    const lanes = returnedRows<{ lane: number }>(
+      await this.dataSource.query(
+        `UPDATE outbox_lanes SET leased_by = $1, lease_until = now() + ($2 || ' milliseconds')::interval
          WHERE lane IN (
            SELECT l.lane FROM outbox_lanes l
            WHERE l.lease_until < now()
@@ -130,30 +134,30 @@ export class OutboxRelay {
            ORDER BY random()
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
-         RETURNING lane)
-       SELECT l.lanes, m.* FROM (SELECT array_agg(lane) AS lanes FROM leased) AS l
-         LEFT JOIN LATERAL (
-           SELECT q.id, q.lane, o.topic, o.payloads::text AS payloads,
-                  json_build_array(o.message_ids, o.message_keys, o.types, o.headers, o.payload_ends)::text AS fields
-           FROM (
-             SELECT p.id, p.created_at, p.lane, sum(p.messages) OVER (ORDER BY p.id) - p.messages AS before
-             FROM (
-               SELECT p.id, p.created_at, p.messages, k.lane FROM unnest(l.lanes) AS k(lane)
-                 CROSS JOIN LATERAL (SELECT p.id, p.created_at, p.messages FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $4) AS p
-               ORDER BY p.id LIMIT $4) AS p
-             ) AS q
-             LEFT JOIN outbox_batches o ON o.id = q.id AND o.created_at = q.created_at
-           WHERE q.before < $4
-           ORDER BY q.id) AS m ON true`,
-      [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound, this.settings.batchSize],
-    );
-    const lanes: number[] = rows[0]?.lanes ?? [];
+         RETURNING lane`,
+        [this.owner, String(this.settings.leaseMs), this.settings.lanesPerRound],
+      ),
+    ).map((r) => r.lane);
     if (lanes.length === 0) return { published: 0, full: false };
-    const queued = rows.filter((r) => r.id !== null);
+    const rows: OutboxRow[] = await this.dataSource.query(
+      `SELECT q.id, q.lane, o.topic, o.payloads::text AS payloads,
+              json_build_array(o.message_ids, o.message_keys, o.types, o.headers, o.payload_ends)::text AS fields
+       FROM (
+         SELECT p.id, p.created_at, p.lane, sum(p.messages) OVER (ORDER BY p.id) - p.messages AS before
+         FROM (
+           SELECT p.id, p.created_at, p.messages, k.lane FROM unnest($1::smallint[]) AS k(lane)
+             CROSS JOIN LATERAL (SELECT p.id, p.created_at, p.messages FROM outbox_pending p WHERE p.lane = k.lane ORDER BY p.id LIMIT $2) AS p
+           ORDER BY p.id LIMIT $2) AS p
+         ) AS q
+         LEFT JOIN outbox_batches o ON o.id = q.id AND o.created_at = q.created_at
+       WHERE q.before < $2
+       ORDER BY q.id`,
+      [lanes, this.settings.batchSize],
+    );
     // A queue row whose outbox row was deleted by hand has nothing to publish; it is dropped with the rest.
-    const messages = queued.flatMap((r) => (r.payloads === null ? [] : messagesOf(r)));
+    const messages = rows.flatMap((r) => (r.payloads === null ? [] : messagesOf(r)));
     // outbox_pending's key, (lane, id), as two arrays.
-    const keys = [queued.map((r) => r.lane), queued.map((r) => r.id)];
+    const keys = [rows.map((r) => r.lane), rows.map((r) => r.id)];
     try {
       if (messages.length > 0) await this.transport.publish(messages);
     } catch (error) {
