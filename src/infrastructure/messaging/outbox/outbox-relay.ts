@@ -108,7 +108,7 @@ export class OutboxRelay {
   }
 
   /**
-   * Leases free lanes that have work and reads their oldest rows (one statement), publishes
+   * Leases free lanes that have work, then reads their oldest rows (a statement each), publishes
    * their messages, then marks the rows published and releases the lanes (one statement).
    * `full` when the round hit its message or lane limit, so more may be waiting. The queue of
    * what is left to publish is `outbox_pending (lane, id)`, a row per outbox row with its count
