@@ -2,8 +2,26 @@ import { Global, Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Saga, SagaState, SagaStep, SagaType } from '../../domain/sagas/saga';
 import { UnitOfWork } from '../../infrastructure/database/unit-of-work';
-import { recordset } from '../../infrastructure/database/recordset';
-import { jobsToRead, LockedSaga, NewSaga, SagaJobRow, SagaProgress, sagasToLock, sagaWrites } from './saga-progress';
+import { ColumnSet } from '../../infrastructure/database/column-set';
+import { jobsToRead, LockedSaga, NewSaga, SagaJobRow, SagaProgress, sagasToLock, SagaWrites, sagaWrites } from './saga-progress';
+
+/**
+ * The sagas a transaction starts and those it moves on, sent as one array per column (ColumnSet):
+ * as a JSON recordset every row repeated every key, and PostgreSQL parsed the whole text as
+ * jsonb; the steps, different for every saga, still travel as JSON.
+ */
+const STARTED_SAGAS = new ColumnSet<SagaWrites['started'][number]>({
+  id: 'uuid',
+  type: 'text',
+  state: 'text',
+  outcome: 'text',
+  connection_id: 'uuid',
+  entity_id: 'uuid',
+  source_event_id: 'text',
+  steps: 'jsonb',
+  at: 'timestamptz',
+});
+const MOVED_SAGAS = new ColumnSet<SagaWrites['updated'][number]>({ id: 'uuid', steps: 'jsonb', state: 'text', outcome: 'text' });
 
 /** A `sagas` row with its `job_ids`, as the database answers it. */
 export interface SagaRow {
@@ -117,10 +135,9 @@ export class SagasRepository {
     if (writes.started.length > 0) {
       await this.db.query(
         `INSERT INTO sagas (id, type, state, outcome, connection_id, entity_id, source_event_id, steps, created_at, updated_at)
-         SELECT u.id, u.type, u.state, u.outcome, u.connection_id, u.entity_id, u.source_event_id, u.steps, u.at, $2
-         FROM jsonb_to_recordset($1::jsonb)
-           AS u(id uuid, type text, state text, outcome text, connection_id uuid, entity_id uuid, source_event_id text, steps jsonb, at timestamptz)`,
-        [recordset(writes.started), at],
+         SELECT u.id, u.type, u.state, u.outcome, u.connection_id, u.entity_id, u.source_event_id, u.steps, u.at, $1
+         FROM ${STARTED_SAGAS.from(2)}`,
+        [at, ...STARTED_SAGAS.values(writes.started)],
       );
     }
     if (writes.waits.length > 0) {
@@ -146,9 +163,9 @@ export class SagasRepository {
     }
     if (writes.updated.length > 0) {
       await this.db.query(
-        `UPDATE sagas s SET steps = s.steps || u.steps, state = u.state, outcome = u.outcome, updated_at = $2
-         FROM jsonb_to_recordset($1::jsonb) AS u(id uuid, steps jsonb, state text, outcome text) WHERE s.id = u.id`,
-        [recordset(writes.updated), at],
+        `UPDATE sagas s SET steps = s.steps || u.steps, state = u.state, outcome = u.outcome, updated_at = $1
+         FROM ${MOVED_SAGAS.from(2)} WHERE s.id = u.id`,
+        [at, ...MOVED_SAGAS.values(writes.updated)],
       );
     }
   }
