@@ -354,9 +354,12 @@ async function until(test: () => Promise<boolean>, timeoutMs: number, what: stri
   for (;;) {
     if (await test().catch(() => false)) return Date.now();
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(Math.min(1_000, Math.max(minPollMs, (Date.now() - started) / 100)));
+    await sleep(pollAfterMs(started, minPollMs));
   }
 }
+
+/** How long a wait begun at `started` sleeps before its next poll: a hundredth of the wait so far, from `minPollMs` up to a second. */
+const pollAfterMs = (started: number, minPollMs: number) => Math.min(1_000, Math.max(minPollMs, (Date.now() - started) / 100));
 
 /** How finely the end of a timed run is looked for: a run of 5,000 events lasts about a second. */
 const FINISH_POLL_MS = 5;
@@ -377,7 +380,7 @@ async function untilCount(count: () => Promise<number>, target: number, since: n
     if (n >= target) return now;
     if (now > deadline) throw new Error(`${what}: ${n} of ${target} after ${timeoutMs / 1000} s`);
     const left = n > 0 ? ((now - since) * (target - n)) / n : Infinity;
-    await sleep(Math.min(1_000, Math.max(100, (now - started) / 100), Math.max(FINISH_POLL_MS, left / 2)));
+    await sleep(Math.min(pollAfterMs(started, 100), Math.max(FINISH_POLL_MS, left / 2)));
   }
 }
 

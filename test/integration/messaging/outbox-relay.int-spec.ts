@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { arrayLiteral } from '../../../src/infrastructure/database/array-literal';
 import { Metrics } from '../../../src/infrastructure/observability/metrics';
 import { OutboundMessage } from '../../../src/infrastructure/messaging/message';
 import { RelayedMessage } from '../../../src/infrastructure/messaging/message-transport';
@@ -348,7 +349,7 @@ describeWithPostgres('outbox relay (PostgreSQL)', () => {
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await runner.query(`SET plan_cache_mode = ${mode}`);
         await runner.query(`PREPARE relay_read(smallint[], int) AS ${sql}`);
-        const literals = params.map((p) => `'${(Array.isArray(p) ? `{${p.join(',')}}` : String(p)).replace(/'/g, "''")}'`).join(', ');
+        const literals = params.map((p) => `'${(Array.isArray(p) ? arrayLiteral(p)! : String(p)).replace(/'/g, "''")}'`).join(', ');
         const [{ 'QUERY PLAN': plan }] = await runner.query(`EXPLAIN (FORMAT JSON) EXECUTE relay_read(${literals})`);
         await runner.query(`DEALLOCATE relay_read`);
         const text = JSON.stringify(plan);
