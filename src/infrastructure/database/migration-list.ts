@@ -51,6 +51,7 @@ import { FailedJobs1798860000000 } from './migrations/1798860000000-failed-jobs'
 import { JobCountsEveryStatus1798870000000 } from './migrations/1798870000000-job-counts-every-status';
 import { JobsListIndex1798880000000 } from './migrations/1798880000000-jobs-list-index';
 import { WebhookEnqueueEndpointLocks1798890000000 } from './migrations/1798890000000-webhook-enqueue-endpoint-locks';
+import { PlannerRandomPageCost1798900000000 } from './migrations/1798900000000-planner-random-page-cost';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -107,4 +108,5 @@ export const MIGRATIONS = [
   JobCountsEveryStatus1798870000000,
   JobsListIndex1798880000000,
   WebhookEnqueueEndpointLocks1798890000000,
+  PlannerRandomPageCost1798900000000,
 ];

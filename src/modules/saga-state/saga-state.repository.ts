@@ -114,14 +114,14 @@ export class SagasRepository {
         ? []
         : await this.db.query(
             `SELECT id, state, outcome FROM sagas
-             WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT sj.saga_id FROM unnest($2::uuid[]) AS k(job_id) JOIN saga_jobs sj ON sj.job_id = k.job_id)
+             WHERE id = ANY(array_cat($1::uuid[], ARRAY(SELECT sj.saga_id FROM saga_jobs sj WHERE sj.job_id = ANY($2::uuid[]))))
              ORDER BY id FOR UPDATE`,
             [named, jobIds],
           );
     const stored: SagaJobRow[] =
       locked.length === 0
         ? []
-        : await this.db.query(`SELECT sj.saga_id, sj.job_id, sj.status, sj.individual_ids FROM unnest($1::uuid[]) AS k(saga_id) JOIN saga_jobs sj ON sj.saga_id = k.saga_id`, [
+        : await this.db.query(`SELECT saga_id, job_id, status, individual_ids FROM saga_jobs WHERE saga_id = ANY($1::uuid[])`, [
             locked.map((r) => r.id),
           ]);
     const unknown = jobsToRead(progress);

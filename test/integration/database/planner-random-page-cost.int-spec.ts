@@ -1,0 +1,76 @@
+import { Client } from 'pg';
+import { PlannerRandomPageCost1798900000000 } from '../../../src/infrastructure/database/migrations/1798900000000-planner-random-page-cost';
+import { describeWithPostgres } from '../../setup/test-env';
+import { createTestDatabase, TestDatabase } from '../../utils/test-database';
+
+/**
+ * Migration 1798900000000: the database's random page cost. Run here on a fresh clone (a clone
+ * of the run's template does not carry the template's database settings), through sessions of
+ * its own, since a database setting reaches only the sessions that start after it.
+ */
+describeWithPostgres('the planner random page cost migration', () => {
+  let database: TestDatabase;
+  const migration = new PlannerRandomPageCost1798900000000();
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await database?.drop();
+  });
+
+  const inSession = async <T>(work: (client: Client) => Promise<T>): Promise<T> => {
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const cost = (client: Client) => client.query(`SELECT current_setting('random_page_cost') AS cost`).then((r) => Number(r.rows[0].cost));
+  // The migration's query runner is only asked to run SQL.
+  const runnerOf = (client: Client) => ({ query: (sql: string) => client.query(sql).then((r) => r.rows) }) as never;
+  const serverDefault = () => inSession((c) => c.query(`SELECT reset_val FROM pg_settings WHERE name = 'random_page_cost'`).then((r) => Number(r.rows[0].reset_val)));
+
+  it('sets 1.1 for the database where the server has the default, for new sessions and its own', async () => {
+    expect(await serverDefault()).toBe(4);
+    const own = await inSession(async (c) => {
+      await migration.up(runnerOf(c));
+      return cost(c);
+    });
+    expect(own).toBe(1.1);
+    expect(await inSession(cost)).toBe(1.1);
+
+    await inSession((c) => migration.down(runnerOf(c)));
+    expect(await inSession(cost)).toBe(4);
+  });
+
+  it('leaves a price an operator chose for the database', async () => {
+    await inSession((c) => c.query(`ALTER DATABASE ${database.name} SET random_page_cost = 2`));
+    await inSession((c) => migration.up(runnerOf(c)));
+    expect(await inSession(cost)).toBe(2);
+  });
+
+  it('without the right to alter the database, changes nothing and does not fail', async () => {
+    const role = `bo_rpc_${database.name.slice(-8)}`;
+    await inSession(async (c) => {
+      await c.query(`CREATE ROLE ${role} LOGIN`);
+      await c.query(`GRANT CONNECT ON DATABASE ${database.name} TO ${role}`);
+    });
+    try {
+      const url = new URL(database.url);
+      url.username = role;
+      const client = new Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        await migration.up(runnerOf(client));
+      } finally {
+        await client.end();
+      }
+      expect(await inSession(cost)).toBe(4);
+    } finally {
+      await inSession((c) => c.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
+    }
+  });
+});
