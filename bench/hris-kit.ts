@@ -27,6 +27,9 @@ export const HRIS_CONSUMER = 'hris-sagas';
 export const HRIS_TOPIC = 'hris.events';
 export const HRIS_DLQ_TOPIC = 'hris.events.dlq';
 export const PARTITIONS = 6;
+
+/** How long a new topic may take to have a leader for every partition. */
+const TOPIC_LEADERS_MS = 30_000;
 const MATCH = { type: 'match', tiers: [{ match: 10_000, threshold: 300 }] };
 export const POLICY_AMOUNT = 300;
 const ENROLLMENT_JOB_TYPES = ['benefit_enroll', 'benefit_unenroll', 'benefit_enrollment_group'];
@@ -642,13 +645,28 @@ export class KafkaScope {
     );
   }
 
-  /** The HRIS topic with PARTITIONS partitions (the service would create it the same way). */
+  /**
+   * The HRIS topic with PARTITIONS partitions (the service would create it the same way), once
+   * every partition has a leader. kafkajs's own wait for leaders (`waitForLeaders`) gives up on the
+   * first UNKNOWN_TOPIC_OR_PARTITION, which a cluster started a moment before answers while its
+   * brokers learn of the new topic (seen failing `scale-out.ts` when it started the cluster
+   * itself): the metadata is read again here until it shows them, for up to TOPIC_LEADERS_MS.
+   */
   async createTopics(): Promise<void> {
     const admin = await this.admin();
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [HRIS_TOPIC, HRIS_DLQ_TOPIC].map((t) => ({ topic: this.physical(t), numPartitions: PARTITIONS })),
-    });
+    const topics = [HRIS_TOPIC, HRIS_DLQ_TOPIC].map((t) => this.physical(t));
+    await admin.createTopics({ waitForLeaders: false, topics: topics.map((topic) => ({ topic, numPartitions: PARTITIONS })) });
+    const led = async (): Promise<boolean> => {
+      const metadata = await admin.fetchTopicMetadata({ topics }).catch(() => undefined);
+      return topics.every((topic) => {
+        const partitions = metadata?.topics.find((t) => t.name === topic)?.partitions ?? [];
+        return partitions.length === PARTITIONS && partitions.every((p) => p.leader >= 0);
+      });
+    };
+    for (const deadline = Date.now() + TOPIC_LEADERS_MS; !(await led()); ) {
+      if (Date.now() > deadline) throw new Error(`the topics ${topics.join(', ')} have no leader for every partition after ${TOPIC_LEADERS_MS} ms`);
+      await sleep(200);
+    }
   }
 
   /**
