@@ -6,9 +6,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * hundred keys (`unnest($1::uuid[])`) to a queue table; at 4, index probes into a table of tens of
  * thousands of rows cost more than reading it whole, so they were planned as hash joins over
  * sequential scans: auto_explain over a warm run showed the saga and saga-job reads and updates
- * of the job worker and the consumer scanning `sagas` and `saga_jobs` whole, 10–100 ms a call
+ * of the job worker and the consumer scanning `sagas` and `saga_jobs` whole, 10–170 ms a call
  * against 1–2 ms by index (bench/README.md, "The database at scale"). The tables are in memory, so
- * 1.1 is the true price (the figure PostgreSQL's own guidance gives for such storage).
+ * 1.1 is the true price (the figure PostgreSQL's documentation gives for storage with cheap
+ * random reads).
  *
  * Set only where the session sees the server's default: a value an operator chose (for the
  * server, the role or the database) is theirs and stays. Without the right to alter the database
