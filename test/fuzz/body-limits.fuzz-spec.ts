@@ -90,12 +90,18 @@ describeWithPostgres('fuzz: bodies at and over every route’s limits, heap capp
       throw new Error(`${error.message} (${String(error.cause)}); the service ${service.hasExited() ? 'exited' : 'runs'}:\n${service.output().slice(-3_000)}`);
     });
     const failed = answers.find((res) => res.status >= 500);
-    if (failed) throw new Error(`${name(route)} answered ${failed.status}: ${failed.text}\n${service.output().slice(-3_000)}`);
+    if (failed) throw new Error(`${name(route)} answered ${failed.status}: ${failed.text}\nthe service's errors:\n${loggedErrors(service.output())}\n${service.output().slice(-3_000)}`);
     for (const res of answers) expectAnsweredWell(res, route);
     await expectAliveAndBounded(route);
   }, 180_000);
 });
 
+
+/** The service's last error lines (pino level 50 and over), which a burst's request lines push out of the output's tail. */
+function loggedErrors(output: string, last = 5): string {
+  const errors = output.split('\n').filter((line) => /"level":(50|60)\b/.test(line));
+  return errors.slice(-last).map((line) => line.slice(0, 2_000)).join('\n') || '(none logged)';
+}
 
 /** A real employer (token, entity, people, a benefit) made over HTTP; ids the test does not make are random. */
 async function employerTargets(service: ServiceProcess): Promise<FuzzTargets> {
