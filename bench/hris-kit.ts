@@ -650,23 +650,20 @@ export class KafkaScope {
    * every partition has a leader. kafkajs's own wait for leaders (`waitForLeaders`) gives up on the
    * first UNKNOWN_TOPIC_OR_PARTITION, which a cluster started a moment before answers while its
    * brokers learn of the new topic (seen failing `scale-out.ts` when it started the cluster
-   * itself): the metadata is read again here until it shows them, for up to TOPIC_LEADERS_MS.
+   * itself): the metadata is read again here every 200 ms until it shows them, for up to TOPIC_LEADERS_MS.
    */
   async createTopics(): Promise<void> {
     const admin = await this.admin();
     const topics = [HRIS_TOPIC, HRIS_DLQ_TOPIC].map((t) => this.physical(t));
     await admin.createTopics({ waitForLeaders: false, topics: topics.map((topic) => ({ topic, numPartitions: PARTITIONS })) });
-    const led = async (): Promise<boolean> => {
-      const metadata = await admin.fetchTopicMetadata({ topics }).catch(() => undefined);
-      return topics.every((topic) => {
-        const partitions = metadata?.topics.find((t) => t.name === topic)?.partitions ?? [];
+    await withRetries(async () => {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      const led = topics.every((topic) => {
+        const partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? [];
         return partitions.length === PARTITIONS && partitions.every((p) => p.leader >= 0);
       });
-    };
-    for (const deadline = Date.now() + TOPIC_LEADERS_MS; !(await led()); ) {
-      if (Date.now() > deadline) throw new Error(`the topics ${topics.join(', ')} have no leader for every partition after ${TOPIC_LEADERS_MS} ms`);
-      await sleep(200);
-    }
+      if (!led) throw new Error(`the topics ${topics.join(', ')} have no leader for every partition after ${TOPIC_LEADERS_MS} ms`);
+    }, TOPIC_LEADERS_MS / 200);
   }
 
   /**

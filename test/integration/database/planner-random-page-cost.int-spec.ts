@@ -19,8 +19,11 @@ describeWithPostgres('the planner random page cost migration', () => {
     await database?.drop();
   });
 
-  const inSession = async <T>(work: (client: Client) => Promise<T>): Promise<T> => {
-    const client = new Client({ connectionString: database.url });
+  /** A session of its own on the test database, as `user` if given. */
+  const inSession = async <T>(work: (client: Client) => Promise<T>, user?: string): Promise<T> => {
+    const url = new URL(database.url);
+    if (user) url.username = user;
+    const client = new Client({ connectionString: url.toString() });
     await client.connect();
     try {
       return await work(client);
@@ -59,15 +62,7 @@ describeWithPostgres('the planner random page cost migration', () => {
       await c.query(`GRANT CONNECT ON DATABASE ${database.name} TO ${role}`);
     });
     try {
-      const url = new URL(database.url);
-      url.username = role;
-      const client = new Client({ connectionString: url.toString() });
-      await client.connect();
-      try {
-        await migration.up(runnerOf(client));
-      } finally {
-        await client.end();
-      }
+      await inSession((c) => migration.up(runnerOf(c)), role);
       expect(await inSession(cost)).toBe(4);
     } finally {
       await inSession((c) => c.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
