@@ -251,7 +251,8 @@ describeWithBrowser('ops dashboard: discrepancies in Chromium', () => {
     await shot(page, 'acknowledge-dialog');
     await page.keyboard.press('Enter');
     await page.getByRole('status').filter({ hasText: `Discrepancy ${short(open.id)} acknowledged.` }).waitFor();
-    await page.waitForFunction((id) => document.querySelector(`#view a[title="${id}"]`) !== null, open.id);
+    // The announcement comes before the list's refresh: wait for the refreshed row.
+    await rowOf(open.id).locator('.badge', { hasText: /^acknowledged$/ }).waitFor();
     await expect(rowOf(open.id).locator('.badge').textContent()).resolves.toBe('acknowledged');
     const after = await ops(`/ops/api/discrepancies/${open.id}`);
     expect(after).toMatchObject({ status: 'acknowledged', note: NOTE, acknowledged_by: OPS_USER, acknowledged_at: expect.any(String) });
