@@ -52,6 +52,7 @@ import { JobCountsEveryStatus1798870000000 } from './migrations/1798870000000-jo
 import { JobsListIndex1798880000000 } from './migrations/1798880000000-jobs-list-index';
 import { WebhookEnqueueEndpointLocks1798890000000 } from './migrations/1798890000000-webhook-enqueue-endpoint-locks';
 import { PlannerRandomPageCost1798900000000 } from './migrations/1798900000000-planner-random-page-cost';
+import { QueueTablesSampledLightly1798910000000 } from './migrations/1798910000000-queue-tables-sampled-lightly';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -109,4 +110,5 @@ export const MIGRATIONS = [
   JobsListIndex1798880000000,
   WebhookEnqueueEndpointLocks1798890000000,
   PlannerRandomPageCost1798900000000,
+  QueueTablesSampledLightly1798910000000,
 ];

@@ -17,6 +17,10 @@ import {
   LATER_DOCUMENT_COLUMNS,
   LaterDocumentsWithoutStatistics1798840000000,
 } from '../../../src/infrastructure/database/migrations/1798840000000-later-documents-without-statistics';
+import {
+  QueueTablesSampledLightly1798910000000,
+  SAMPLED_LIGHTLY_TARGET,
+} from '../../../src/infrastructure/database/migrations/1798910000000-queue-tables-sampled-lightly';
 import { describeWithPostgres } from '../../setup/test-env';
 import { createConnection } from '../sync/sync-test-kit';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -293,6 +297,49 @@ describeWithPostgres('migrations of the write path', () => {
       await runner.query(`DELETE FROM saga_jobs WHERE individual_ids IS NOT NULL AND status = 'waiting'`);
       await migration.up(runner);
       expect(await targets()).toEqual(every(0));
+    });
+  });
+
+  it('1798910000000 samples the tables that grow with every event lightly: every column with statistics and the event index\'s expression, and its down step takes them back', async () => {
+    await withRunner(async (runner) => {
+      const migration = new QueueTablesSampledLightly1798910000000();
+      // Each column of these tables, and each expression of their indexes, with its target (-1: the server's default).
+      const targets = async (): Promise<Record<string, number>> =>
+        Object.fromEntries(
+          (
+            await runner.query(
+              `SELECT c.relname || '.' || a.attname AS name, coalesce(a.attstattarget, -1) AS target
+               FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+               WHERE c.relname IN ('sagas', 'saga_jobs', 'enrollment_items') AND a.attnum > 0 AND NOT a.attisdropped
+               UNION ALL
+               SELECT c.relname || '.' || a.attnum, coalesce(a.attstattarget, -1)
+               FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_attribute a ON a.attrelid = i.indexrelid
+               WHERE i.indrelid IN ('sagas'::regclass, 'saga_jobs'::regclass, 'enrollment_items'::regclass) AND i.indkey[a.attnum - 1] = 0`,
+            )
+          ).map((r: { name: string; target: number }) => [r.name, Number(r.target)]),
+        );
+      const documents = ['sagas.steps', 'saga_jobs.individual_ids', 'enrollment_items.configuration'];
+      const before = await targets();
+      // None left at the default: a column at 100 would keep ANALYZE's whole sample.
+      for (const [name, target] of Object.entries(before)) expect([name, target]).toEqual([name, documents.includes(name) ? 0 : SAMPLED_LIGHTLY_TARGET]);
+      expect(before['sagas_source_event_idx.1']).toBe(SAMPLED_LIGHTLY_TARGET);
+
+      // What the planner keeps of 5,000 distinct job ids: ten buckets, then the server's default once taken back.
+      await runner.query(`INSERT INTO saga_jobs (saga_id, job_id, status) SELECT gen_random_uuid(), gen_random_uuid(), 'pending' FROM generate_series(1, 5000)`);
+      const bucketsAfterAnalyze = async (): Promise<number> => {
+        await runner.query(`ANALYZE saga_jobs`);
+        const [row] = await runner.query(`SELECT array_length(histogram_bounds::text::text[], 1) AS bounds FROM pg_stats WHERE tablename = 'saga_jobs' AND attname = 'job_id'`);
+        return Number(row.bounds) - 1;
+      };
+      expect(await bucketsAfterAnalyze()).toBe(SAMPLED_LIGHTLY_TARGET);
+      await migration.down(runner);
+      const after = await targets();
+      for (const [name, target] of Object.entries(after)) expect([name, target]).toEqual([name, documents.includes(name) ? 0 : -1]);
+      const [{ server }] = await runner.query(`SELECT current_setting('default_statistics_target')::int AS server`);
+      expect(await bucketsAfterAnalyze()).toBe(server);
+      await runner.query(`DELETE FROM saga_jobs WHERE status = 'pending' AND individual_ids IS NULL`);
+      await migration.up(runner);
+      expect(await targets()).toEqual(before);
     });
   });
 });
