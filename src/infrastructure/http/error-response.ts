@@ -102,16 +102,21 @@ export function toErrorResponse(error: unknown): ErrorResponse & { unexpected: b
     const r = httpExceptionResponse(error);
     return { ...r, unexpected: r.status >= 500 };
   }
-  if (isPoolExhausted(error)) return { ...domainErrorResponse(serverBusy()), unexpected: false };
+  if (isNoConnectionInTime(error)) return { ...domainErrorResponse(serverBusy()), unexpected: false };
   return { ...internalError(), unexpected: true };
 }
 
 /**
- * Every database connection stayed busy for the pool's whole wait: the instance is overloaded,
- * not broken. Answered as a request to come back (429 and Retry-After: the spec has no 503).
+ * node-postgres's pool gave no connection within its wait: every one stayed busy, or a new one
+ * was not established in time (a server slow to accept under load). No statement of the request
+ * ran, and the instance or its database is overloaded, not broken: answered as a request to come
+ * back (429 and Retry-After: the spec has no 503). A connection lost during the work is not one
+ * of these (its transaction may have committed): that stays a 500.
  */
-function isPoolExhausted(error: unknown): boolean {
-  return error instanceof Error && error.message === 'timeout exceeded when trying to connect';
+const NO_CONNECTION_IN_TIME = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout']);
+
+function isNoConnectionInTime(error: unknown): boolean {
+  return error instanceof Error && NO_CONNECTION_IN_TIME.has(error.message);
 }
 
 export const serverBusy = (message = 'The service is busy; retry shortly') =>
