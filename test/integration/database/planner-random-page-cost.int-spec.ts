@@ -1,12 +1,14 @@
 import { Client } from 'pg';
 import { PlannerRandomPageCost1798900000000 } from '../../../src/infrastructure/database/migrations/1798900000000-planner-random-page-cost';
-import { describeWithPostgres } from '../../setup/test-env';
+import { withAdminClient } from '../../setup/admin-client';
+import { describeWithPostgres, templateDatabaseName, testEnv } from '../../setup/test-env';
 import { createTestDatabase, TestDatabase } from '../../utils/test-database';
 
 /**
- * Migration 1798900000000: the database's random page cost. Run here on a fresh clone (a clone
- * of the run's template does not carry the template's database settings), through sessions of
- * its own, since a database setting reaches only the sessions that start after it.
+ * Migration 1798900000000: the database's random page cost. Run here on a fresh clone whose
+ * copy of the template's setting is taken off first (a database the migration has not reached),
+ * through sessions of its own, since a database setting reaches only the sessions that start
+ * after it.
  */
 describeWithPostgres('the planner random page cost migration', () => {
   let database: TestDatabase;
@@ -14,6 +16,7 @@ describeWithPostgres('the planner random page cost migration', () => {
 
   beforeEach(async () => {
     database = await createTestDatabase();
+    await inSession((c) => c.query(`ALTER DATABASE ${database.name} RESET random_page_cost`));
   });
   afterEach(async () => {
     await database?.drop();
@@ -66,6 +69,40 @@ describeWithPostgres('the planner random page cost migration', () => {
       expect(await inSession(cost)).toBe(4);
     } finally {
       await inSession((c) => c.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
+    }
+  });
+});
+
+describeWithPostgres('a test database', () => {
+  it('starts with the settings the migrations gave the run’s template (the planner’s page cost), as a migrated database does', async () => {
+    const database = await createTestDatabase();
+    try {
+      const settingsOf = (client: Client, name: string) =>
+        client
+          .query(
+            `SELECT coalesce(s.setconfig, '{}') AS settings FROM pg_database d LEFT JOIN pg_db_role_setting s ON s.setdatabase = d.oid AND s.setrole = 0
+             WHERE d.datname = $1`,
+            [name],
+          )
+          .then((r) => r.rows[0].settings as string[]);
+      const { template, copy, server } = await withAdminClient(testEnv.databaseUrl!, async (client) => ({
+        template: await settingsOf(client, templateDatabaseName(testEnv.runId)),
+        copy: await settingsOf(client, database.name),
+        // The server's price, as a session of a database without settings of its own sees it.
+        server: Number((await client.query(`SELECT current_setting('random_page_cost') AS cost`)).rows[0].cost),
+      }));
+      expect(copy).toEqual(template);
+      const session = new Client({ connectionString: database.url });
+      await session.connect();
+      try {
+        const cost = Number((await session.query(`SELECT current_setting('random_page_cost') AS cost`)).rows[0].cost);
+        // Where an operator set another price for the server, the migration left it, and so the copy.
+        expect(cost).toBe(server === 4 ? 1.1 : server);
+      } finally {
+        await session.end();
+      }
+    } finally {
+      await database.drop();
     }
   });
 });
