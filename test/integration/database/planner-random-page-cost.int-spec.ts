@@ -10,6 +10,22 @@ import { createTestDatabase, TestDatabase } from '../../utils/test-database';
  * through sessions of its own, since a database setting reaches only the sessions that start
  * after it.
  */
+/** A session of its own on the database at `databaseUrl`, as `user` if given. */
+async function inSessionOn<T>(databaseUrl: string, work: (client: Client) => Promise<T>, user?: string): Promise<T> {
+  const url = new URL(databaseUrl);
+  if (user) url.username = user;
+  const client = new Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The page cost a session sees. */
+const cost = (client: Client) => client.query(`SELECT current_setting('random_page_cost') AS cost`).then((r) => Number(r.rows[0].cost));
+
 describeWithPostgres('the planner random page cost migration', () => {
   let database: TestDatabase;
   const migration = new PlannerRandomPageCost1798900000000();
@@ -23,18 +39,7 @@ describeWithPostgres('the planner random page cost migration', () => {
   });
 
   /** A session of its own on the test database, as `user` if given. */
-  const inSession = async <T>(work: (client: Client) => Promise<T>, user?: string): Promise<T> => {
-    const url = new URL(database.url);
-    if (user) url.username = user;
-    const client = new Client({ connectionString: url.toString() });
-    await client.connect();
-    try {
-      return await work(client);
-    } finally {
-      await client.end();
-    }
-  };
-  const cost = (client: Client) => client.query(`SELECT current_setting('random_page_cost') AS cost`).then((r) => Number(r.rows[0].cost));
+  const inSession = <T>(work: (client: Client) => Promise<T>, user?: string): Promise<T> => inSessionOn(database.url, work, user);
   // The migration's query runner is only asked to run SQL.
   const runnerOf = (client: Client) => ({ query: (sql: string) => client.query(sql).then((r) => r.rows) }) as never;
 
@@ -89,18 +94,11 @@ describeWithPostgres('a test database', () => {
         template: await settingsOf(client, templateDatabaseName(testEnv.runId)),
         copy: await settingsOf(client, database.name),
         // The server's price, as a session of a database without settings of its own sees it.
-        server: Number((await client.query(`SELECT current_setting('random_page_cost') AS cost`)).rows[0].cost),
+        server: await cost(client),
       }));
       expect(copy).toEqual(template);
-      const session = new Client({ connectionString: database.url });
-      await session.connect();
-      try {
-        const cost = Number((await session.query(`SELECT current_setting('random_page_cost') AS cost`)).rows[0].cost);
-        // Where an operator set another price for the server, the migration left it, and so the copy.
-        expect(cost).toBe(server === 4 ? 1.1 : server);
-      } finally {
-        await session.end();
-      }
+      // Where an operator set another price for the server, the migration left it, and so the copy.
+      expect(await inSessionOn(database.url, cost)).toBe(server === 4 ? 1.1 : server);
     } finally {
       await database.drop();
     }

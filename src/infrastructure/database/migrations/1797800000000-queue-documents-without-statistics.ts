@@ -21,8 +21,8 @@ export const DOCUMENT_COLUMNS: readonly (readonly [table: string, column: string
   ['enrollments', 'applied'],
 ];
 
-/** Sets the statistics target of these columns: 0 (none gathered) or -1 (the server's default). */
-export async function setStatisticsTarget(q: QueryRunner, columns: readonly (readonly [table: string, column: string])[], target: 0 | -1): Promise<void> {
+/** Sets the statistics target of these columns: 0 (none gathered), -1 (the server's default) or a number of values. */
+export async function setStatisticsTarget(q: QueryRunner, columns: readonly (readonly [table: string, column: string])[], target: number): Promise<void> {
   for (const [table, column] of columns) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS ${target}`);
 }
 

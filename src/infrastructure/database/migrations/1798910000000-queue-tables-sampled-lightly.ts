@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { setStatisticsTarget } from './1797800000000-queue-documents-without-statistics';
 
 /**
  * The tables that gain a row with every HRIS event are analyzed from a sample of 3,000 rows
@@ -40,7 +41,7 @@ export class QueueTablesSampledLightly1798910000000 implements MigrationInterfac
   }
 
   private async setTarget(q: QueryRunner, target: number): Promise<void> {
-    for (const [table, column] of SAMPLED_LIGHTLY_COLUMNS) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET STATISTICS ${target}`);
+    await setStatisticsTarget(q, SAMPLED_LIGHTLY_COLUMNS, target);
     for (const [index, position] of SAMPLED_LIGHTLY_EXPRESSIONS) await q.query(`ALTER INDEX ${index} ALTER COLUMN ${position} SET STATISTICS ${target}`);
   }
 }
