@@ -1,16 +1,21 @@
 import { Client } from 'pg';
 
-/** Runs one statement on the server's maintenance database. */
-export async function withAdminClient<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const url = new URL(serverUrl);
-  url.pathname = '/postgres';
-  const client = new Client({ connectionString: url.toString() });
+/** Runs `work` in a session of its own on the database at `url`, closed after it. */
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
   await client.connect();
   try {
     return await work(client);
   } finally {
     await client.end();
   }
+}
+
+/** Runs one statement on the server's maintenance database. */
+export function withAdminClient<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const url = new URL(serverUrl);
+  url.pathname = '/postgres';
+  return withClient(url.toString(), work);
 }
 
 export function databaseUrl(serverUrl: string, database: string): string {

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { PlannerRandomPageCost1798900000000 } from '../../../src/infrastructure/database/migrations/1798900000000-planner-random-page-cost';
-import { withAdminClient } from '../../setup/admin-client';
+import { withAdminClient, withClient } from '../../setup/admin-client';
 import { describeWithPostgres, templateDatabaseName, testEnv } from '../../setup/test-env';
 import { createTestDatabase, TestDatabase } from '../../utils/test-database';
 
@@ -11,16 +11,10 @@ import { createTestDatabase, TestDatabase } from '../../utils/test-database';
  * after it.
  */
 /** A session of its own on the database at `databaseUrl`, as `user` if given. */
-async function inSessionOn<T>(databaseUrl: string, work: (client: Client) => Promise<T>, user?: string): Promise<T> {
+function inSessionOn<T>(databaseUrl: string, work: (client: Client) => Promise<T>, user?: string): Promise<T> {
   const url = new URL(databaseUrl);
   if (user) url.username = user;
-  const client = new Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+  return withClient(url.toString(), work);
 }
 
 /** The page cost a session sees. */
