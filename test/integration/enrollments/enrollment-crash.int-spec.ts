@@ -146,6 +146,8 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     return res.body.job_id;
   }
 
+  // The worker has recorded its run (its backoff is set from the clock it read): only then may a test move the clock.
+  const workersIdle = () => expectEventually(() => expect(workers.flatMap((w) => w.activeJobIds)).toEqual([]));
   const jobRow = async (id: string) => (await db().query(`SELECT status, result FROM jobs WHERE id = $1`, [id]))[0];
   const groupJob = async (parentId: string) =>
     (await db().query(`SELECT status, attempts FROM jobs WHERE kind = 'internal' AND params->>'job_id' = $1`, [parentId]))[0];
@@ -156,8 +158,8 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     let calls = 0;
     let wakeTheDead = () => undefined as void;
     adapter.applyChanges = async (ref, id, changes) => {
-      calls++;
       const answer = await realApply(ref, id, changes);
+      calls++; // counted once the provider has answered, so the test reads the provider's writes after it
       if (calls === 1) {
         // The provider has done it; the worker dies before a single write of its own.
         dying.crash();
@@ -233,10 +235,12 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
 
     await expectEventually(async () => expect((await groupJob(jobId)).status).toBe('pending'));
     await expectEventually(() => expect(calls).toBe(1));
+    await workersIdle();
     // Backoff is the clock's: 1 s after the first failure, 2 s after the second.
     clock.advance(1_000);
     service.app.get(JobSignal).nudge();
     await expectEventually(() => expect(calls).toBe(2));
+    await workersIdle();
     expect((await jobRow(jobId)).status).toBe('pending');
     clock.advance(2_000);
     service.app.get(JobSignal).nudge();
@@ -259,6 +263,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     let attempt = 1;
     for (;;) {
       await expectEventually(() => expect(calls).toBe(attempt));
+      await workersIdle();
       const next = nextAttemptAt(clock.now(), attempt, policy, firstRun);
       if (!next) break;
       clock.set(next);
