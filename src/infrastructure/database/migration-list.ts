@@ -53,6 +53,7 @@ import { JobsListIndex1798880000000 } from './migrations/1798880000000-jobs-list
 import { WebhookEnqueueEndpointLocks1798890000000 } from './migrations/1798890000000-webhook-enqueue-endpoint-locks';
 import { PlannerRandomPageCost1798900000000 } from './migrations/1798900000000-planner-random-page-cost';
 import { QueueTablesSampledLightly1798910000000 } from './migrations/1798910000000-queue-tables-sampled-lightly';
+import { InboxClaimDaysPast1798920000000 } from './migrations/1798920000000-inbox-claim-days-past';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -111,4 +112,5 @@ export const MIGRATIONS = [
   WebhookEnqueueEndpointLocks1798890000000,
   PlannerRandomPageCost1798900000000,
   QueueTablesSampledLightly1798910000000,
+  InboxClaimDaysPast1798920000000,
 ];

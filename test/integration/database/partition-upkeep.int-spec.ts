@@ -212,6 +212,44 @@ describeWithPostgres('PartitionUpkeep (PostgreSQL)', () => {
     expect(await dataSource.query(`SELECT count(*)::int AS n FROM inbox_messages WHERE consumer = $1 AND message_id = 'old'`, [consumer])).toEqual([{ n: 2 }]);
   });
 
+  it('searches no partition of the days ahead, nor the default one when every day searched has its partition', async () => {
+    await upkeep().round(daysFromNow(-1));
+    await upkeep().round(daysFromNow(0));
+    const consumer = `days-ahead-${randomUUID().slice(0, 8)}`;
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      // The partitions a claim read, as the session's statistics not yet reported count them
+      // (they hold the session's earlier work of the last second too: hence the difference).
+      const scans = async (): Promise<Map<string, number>> =>
+        new Map(
+          (
+            await runner.query(`SELECT relname, idx_scan + seq_scan AS n FROM pg_stat_xact_user_tables WHERE relname LIKE 'inbox_messages%'`)
+          ).map((r: { relname: string; n: string }) => [r.relname, Number(r.n)]),
+        );
+      const partitionsRead = async (sentAt: Date | null): Promise<string[]> => {
+        await runner.startTransaction();
+        try {
+          const before = await scans();
+          await runner.query(`SELECT claimed_id FROM inbox_claim($1, 't', ARRAY['', ''], ARRAY[$2, $3], $4::timestamptz)`, [consumer, randomUUID(), randomUUID(), sentAt]);
+          const after = await scans();
+          return [...after].filter(([name, n]) => n > (before.get(name) ?? 0)).map(([name]) => name).sort();
+        } finally {
+          await runner.rollbackTransaction();
+        }
+      };
+      const day = (n: number) => partitionName('inbox_messages', dayOf(daysFromNow(n)));
+      // Sent now: from yesterday (the clocks' slack) to tomorrow (the server's), no further.
+      expect(await partitionsRead(new Date())).toEqual([day(-1), day(0), day(1)].sort());
+      // Sent at an unknown time: every day up to tomorrow, and DEFAULT, where a day without partition goes.
+      const unknown = await partitionsRead(null);
+      expect(unknown).toEqual(expect.arrayContaining([day(-1), day(0), day(1), 'inbox_messages_default']));
+      for (const ahead of [2, 3]) expect(unknown).not.toContain(day(ahead));
+    } finally {
+      await runner.release();
+    }
+  });
+
   it('makes a claim of a key wait for a claim of it in flight, whichever day that one lands on', async () => {
     const consumer = `racing-${randomUUID().slice(0, 8)}`;
     const first = dataSource.createQueryRunner();
