@@ -23,6 +23,7 @@ const ENDPOINTS = [
   { name: 'sagas failed, newest 50 (count of failed)', path: '/ops/api/sagas?state=failed&limit=50' },
   { name: 'jobs, newest 50 (count of all)', path: '/ops/api/jobs?limit=50' },
   { name: 'jobs failed, newest 50 (count of failed)', path: '/ops/api/jobs?status=error&limit=50' },
+  { name: 'manual jobs pending, oldest 50 (count of those)', path: '/ops/api/jobs?kind=manual&status=pending&limit=50' },
 ] as const;
 
 /** What the overview counted before (migration 1798800000000 and 1798810000000): each whole table. */
@@ -94,8 +95,10 @@ async function fillHistory(database: ScratchDatabase, count: number): Promise<vo
     );
     await database.db.query(
       `INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, completed_at)
-       SELECT gen_random_uuid(), ('00000000-0000-4000-8000-' || lpad(to_hex(n % 200), 12, '0'))::uuid, gen_random_uuid(), 'automated', 'benefit_enroll',
-         CASE WHEN n % 2000 = 0 THEN 'error' WHEN n % 10000 = 1 THEN 'pending' ELSE 'complete' END,
+       SELECT gen_random_uuid(), ('00000000-0000-4000-8000-' || lpad(to_hex(n % 200), 12, '0'))::uuid, gen_random_uuid(),
+         -- One in 500 a manual job (ops' own work), a tenth of those still waiting on ops.
+         CASE WHEN n % 500 = 7 THEN 'manual' ELSE 'automated' END, CASE WHEN n % 500 = 7 THEN 'benefit_register' ELSE 'benefit_enroll' END,
+         CASE WHEN n % 2000 = 0 THEN 'error' WHEN n % 10000 = 1 OR n % 5000 = 7 THEN 'pending' ELSE 'complete' END,
          jsonb_build_object('benefit_id', gen_random_uuid(), 'groups', jsonb_build_array(jsonb_build_object('effective_date', '2026-01-01',
            'items', jsonb_build_array(jsonb_build_object('individual_id', gen_random_uuid(), 'configuration', jsonb_build_object('employee_deduction', jsonb_build_object('type', 'percent', 'amount', 500))))))),
          now() - n * interval '15 seconds', now() - n * interval '15 seconds', now()

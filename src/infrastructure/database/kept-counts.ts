@@ -20,8 +20,8 @@ export interface KeptCount {
 
 /** Sagas by type and state (migration 1798800000000). */
 export const SAGA_COUNTS: KeptCount = { table: 'saga_counts', changes: 'saga_count_changes', key: ['type', 'state'] };
-/** Jobs by status, pending ones by when made and due (1798810000000; every status since 1798870000000). */
-export const JOB_COUNTS: KeptCount = { table: 'job_counts', changes: 'job_count_changes', key: ['status', 'created_at', 'scheduled_at'] };
+/** Jobs by status, kind and type, pending ones by when made and due (1798810000000; every status since 1798870000000, by kind and type since 1798930000000). */
+export const JOB_COUNTS: KeptCount = { table: 'job_counts', changes: 'job_count_changes', key: ['status', 'kind', 'type', 'created_at', 'scheduled_at'] };
 export const KEPT_COUNTS: readonly KeptCount[] = [SAGA_COUNTS, JOB_COUNTS];
 
 /** The rows of a kept count at the reader's snapshot: its table plus the changes not folded yet, summed by key. */

@@ -54,6 +54,8 @@ import { WebhookEnqueueEndpointLocks1798890000000 } from './migrations/179889000
 import { PlannerRandomPageCost1798900000000 } from './migrations/1798900000000-planner-random-page-cost';
 import { QueueTablesSampledLightly1798910000000 } from './migrations/1798910000000-queue-tables-sampled-lightly';
 import { InboxClaimDaysPast1798920000000 } from './migrations/1798920000000-inbox-claim-days-past';
+import { JobCountsByKindAndType1798930000000 } from './migrations/1798930000000-job-counts-by-kind-and-type';
+import { JobsKindListIndex1798940000000 } from './migrations/1798940000000-jobs-kind-list-index';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -113,4 +115,6 @@ export const MIGRATIONS = [
   PlannerRandomPageCost1798900000000,
   QueueTablesSampledLightly1798910000000,
   InboxClaimDaysPast1798920000000,
+  JobCountsByKindAndType1798930000000,
+  JobsKindListIndex1798940000000,
 ];

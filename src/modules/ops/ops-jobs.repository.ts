@@ -38,16 +38,21 @@ export class OpsJobsRepository {
       this.dataSource,
       { from, select: `SELECT ${QUALIFIED_COLUMNS} FROM ${from}`, where, orderBy },
       page,
-      filter.kind || filter.type || filter.connectionId ? undefined : () => this.counted(filter.status),
+      filter.connectionId ? undefined : () => this.counted(filter),
     );
     return { count, jobs: rows.map(jobOf) };
   }
 
-  /** How many jobs are in this status (undefined: any), from the kept counts (migration 1798870000000), not a scan of `jobs`. */
-  private async counted(status: JobStatus | undefined): Promise<number> {
-    const [{ n }] = await this.dataSource.query(`SELECT coalesce(sum(n), 0)::int AS n FROM (${keptCountRows(JOB_COUNTS)}) AS c WHERE $1::text IS NULL OR status = $1`, [
-      status ?? null,
-    ]);
+  /**
+   * How many jobs have this status, kind and type (each undefined: any), from the kept counts
+   * (migrations 1798870000000, 1798930000000), not a scan of `jobs`.
+   */
+  private async counted(filter: Omit<OpsJobFilter, 'connectionId'>): Promise<number> {
+    const [{ n }] = await this.dataSource.query(
+      `SELECT coalesce(sum(n), 0)::int AS n FROM (${keptCountRows(JOB_COUNTS)}) AS c
+       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR kind = $2) AND ($3::text IS NULL OR type = $3)`,
+      [filter.status ?? null, filter.kind ?? null, filter.type ?? null],
+    );
     return n;
   }
 }

@@ -3,7 +3,8 @@ import { DataSource } from 'typeorm';
 import { KeptCounts } from '../../../src/infrastructure/database/kept-counts';
 import { JobCounts1798810000000 } from '../../../src/infrastructure/database/migrations/1798810000000-job-counts';
 import { JobCountsEveryStatus1798870000000 } from '../../../src/infrastructure/database/migrations/1798870000000-job-counts-every-status';
-import { OpsJobsRepository } from '../../../src/modules/ops/ops-jobs.repository';
+import { JobCountsByKindAndType1798930000000 } from '../../../src/infrastructure/database/migrations/1798930000000-job-counts-by-kind-and-type';
+import { OpsJobFilter, OpsJobsRepository } from '../../../src/modules/ops/ops-jobs.repository';
 import { OpsOverviewRepository } from '../../../src/modules/ops/ops-overview.repository';
 import { SagaCounts } from '../../../src/modules/saga-state/saga-counts';
 import { describeWithPostgres } from '../../setup/test-env';
@@ -40,13 +41,34 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
   });
 
   const ago = (minutes: number) => new Date(now.getTime() - minutes * MINUTE);
-  const insert = (jobs: { status: string; createdAt: Date; scheduledAt?: Date }[], db: { query: DataSource['query'] } = dataSource) =>
+  const insert = (jobs: { status: string; createdAt: Date; scheduledAt?: Date; kind?: string; type?: string }[], db: { query: DataSource['query'] } = dataSource) =>
     db.query(
       `INSERT INTO jobs (id, connection_id, kind, type, status, created_at, scheduled_at)
-       SELECT gen_random_uuid(), $1, 'automated', 'benefit_enroll', u.status, u.created_at, u.scheduled_at
-       FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) AS u(status, created_at, scheduled_at)`,
-      [randomUUID(), jobs.map((j) => j.status), jobs.map((j) => j.createdAt), jobs.map((j) => j.scheduledAt ?? j.createdAt)],
+       SELECT gen_random_uuid(), $1, u.kind, u.type, u.status, u.created_at, u.scheduled_at
+       FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[]) AS u(status, created_at, scheduled_at, kind, type)`,
+      [
+        randomUUID(),
+        jobs.map((j) => j.status),
+        jobs.map((j) => j.createdAt),
+        jobs.map((j) => j.scheduledAt ?? j.createdAt),
+        jobs.map((j) => j.kind ?? 'automated'),
+        jobs.map((j) => j.type ?? 'benefit_enroll'),
+      ],
     );
+  /** The ops list of jobs on the test database, with every statement it sends. */
+  const watchedList = () => {
+    const queries: string[] = [];
+    const watched = new Proxy(dataSource, {
+      get: (target, key) =>
+        key === 'query'
+          ? (sql: string, params?: unknown[]) => {
+              queries.push(sql);
+              return target.query(sql, params);
+            }
+          : Reflect.get(target, key),
+    });
+    return { queries, list: new OpsJobsRepository(watched) };
+  };
   /** The truth: the overview's figures counted over the table. */
   const counted = async () => {
     const [row] = await dataSource.query(
@@ -127,17 +149,7 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
       Object.fromEntries(
         (await dataSource.query(`SELECT status, count(*)::int AS n FROM jobs GROUP BY status`)).map((r: { status: string; n: number }) => [r.status, r.n]),
       ) as Record<string, number>;
-    const queries: string[] = [];
-    const watched = new Proxy(dataSource, {
-      get: (target, key) =>
-        key === 'query'
-          ? (sql: string, params?: unknown[]) => {
-              queries.push(sql);
-              return target.query(sql, params);
-            }
-          : Reflect.get(target, key),
-    });
-    const list = new OpsJobsRepository(watched);
+    const { queries, list } = watchedList();
     const check = async () => {
       const table = await byStatus();
       for (const status of statuses) expect([status, (await list.list({ status }, { limit: 1, offset: 0 })).count]).toEqual([status, table[status] ?? 0]);
@@ -153,6 +165,66 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     await check();
     // None of it counted the table.
     expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toEqual([]);
+  });
+
+  it('gives the ops list filtered by kind and type its count from the counts too, and only a connection filter counts the table', async () => {
+    const kinds = [
+      { kind: 'manual', type: 'benefit_register' },
+      { kind: 'manual', type: 'benefit_enroll' },
+      { kind: 'automated', type: 'benefit_unenroll' },
+      { kind: 'internal', type: 'enrollment_group' },
+    ];
+    const statuses = ['pending', 'complete', 'error'];
+    await insert(kinds.flatMap(({ kind, type }, k) => statuses.flatMap((status, s) => Array.from({ length: 1 + k + s }, (_, i) => ({ status, kind, type, createdAt: ago(i) })))));
+    await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE kind = 'manual' AND type = 'benefit_register' AND status = 'pending'`);
+    await dataSource.query(`UPDATE jobs SET type = 'benefit_enroll' WHERE kind = 'automated' AND status = 'error'`);
+    const { queries, list } = watchedList();
+    const truth = async (filter: OpsJobFilter) =>
+      (
+        await dataSource.query(
+          `SELECT count(*)::int AS n FROM jobs WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR kind = $2) AND ($3::text IS NULL OR type = $3)`,
+          [filter.status ?? null, filter.kind ?? null, filter.type ?? null],
+        )
+      )[0].n as number;
+    const filters: OpsJobFilter[] = [
+      { kind: 'manual' },
+      { kind: 'manual', status: 'pending' },
+      { type: 'benefit_enroll' },
+      { kind: 'automated', type: 'benefit_enroll' },
+      { kind: 'automated', type: 'benefit_unenroll', status: 'complete' },
+      { kind: 'internal', type: 'enrollment_group', status: 'error' },
+      { kind: 'internal' },
+    ];
+    const check = async () => {
+      for (const filter of filters) expect([filter, (await list.list(filter, { limit: 1, offset: 0 })).count]).toEqual([filter, await truth(filter)]);
+    };
+    await check();
+    expect(await truth({ kind: 'manual', status: 'pending' })).toBe(2);
+    await folding.fold();
+    await check();
+    expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toEqual([]);
+
+    // A connection's jobs are counted over the table (its index), as before.
+    const [{ connection_id: connectionId }] = await dataSource.query(`SELECT connection_id FROM jobs LIMIT 1`);
+    expect((await list.list({ connectionId }, { limit: 1, offset: 0 })).count).toBe(await dataSource.query(`SELECT count(*)::int AS n FROM jobs`).then((r) => r[0].n));
+    expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toHaveLength(1);
+  });
+
+  it('reads a page of a rare kind through its index, not every job', async () => {
+    // Automated jobs of 200 connections, half of them pending: neither the status, the time nor a
+    // connection narrows the page to the rare kind.
+    for (let c = 0; c < 200; c++) await insert(Array.from({ length: 100 }, (_, i) => ({ status: i % 2 ? 'complete' : 'pending', createdAt: ago(i) })));
+    await insert(Array.from({ length: 4 }, (_, i) => ({ status: 'pending', kind: 'manual', type: 'benefit_register', createdAt: ago(i) })));
+    await dataSource.query(`ANALYZE jobs`);
+    const statements: { sql: string; params: unknown[] }[] = [];
+    const watched = { query: (sql: string, params: unknown[] = []) => (statements.push({ sql, params }), dataSource.query(sql, params)) } as unknown as DataSource;
+    const { jobs } = await new OpsJobsRepository(watched).list({ kind: 'manual', status: 'pending' }, { limit: 50, offset: 0 });
+    expect(jobs.map((j) => j.kind)).toEqual(['manual', 'manual', 'manual', 'manual']);
+    // The page's own statement, planned and run again: it reads the kind's entries, a few pages.
+    const page = statements.find((s) => /ORDER BY/.test(s.sql))!;
+    const [{ 'QUERY PLAN': [plan] }] = await dataSource.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${page.sql}`, page.params);
+    expect(JSON.stringify(plan.Plan)).toContain('jobs_kind_list_idx');
+    expect(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']).toBeLessThan(20);
   });
 
   it('counts nothing of a rolled-back transaction, and starts from zero after a TRUNCATE', async () => {
@@ -177,23 +249,27 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
   it('counts the jobs already there when the migrations run, every status once the second has', async () => {
     const runner = dataSource.createQueryRunner();
     try {
+      await new JobCountsByKindAndType1798930000000().down(runner);
       await new JobCountsEveryStatus1798870000000().down(runner);
       await new JobCounts1798810000000().down(runner);
       await insert([{ status: 'pending', createdAt: ago(20) }, { status: 'error', createdAt: ago(1) }, { status: 'complete', createdAt: ago(1) }]);
       await new JobCounts1798810000000().up(runner);
       await insert([{ status: 'complete', createdAt: ago(1) }, { status: 'permissions_error', createdAt: ago(1) }]);
       await new JobCountsEveryStatus1798870000000().up(runner);
+      await insert([{ status: 'error', createdAt: ago(1), kind: 'manual', type: 'benefit_register' }]);
+      await new JobCountsByKindAndType1798930000000().up(runner);
     } finally {
       await runner.release();
     }
     expect(await overview.jobs(now)).toEqual(await counted());
     expect((await overview.jobs(now)).pending.by_age['15m_to_1h']).toBe(1);
     await folding.fold();
-    expect(await dataSource.query(`SELECT status, n::int FROM job_counts ORDER BY status, created_at`)).toEqual([
-      { status: 'complete', n: 2 },
-      { status: 'error', n: 1 },
-      { status: 'pending', n: 1 },
-      { status: 'permissions_error', n: 1 },
+    expect(await dataSource.query(`SELECT status, kind, type, n::int FROM job_counts ORDER BY status, kind, created_at`)).toEqual([
+      { status: 'complete', kind: 'automated', type: 'benefit_enroll', n: 2 },
+      { status: 'error', kind: 'automated', type: 'benefit_enroll', n: 1 },
+      { status: 'error', kind: 'manual', type: 'benefit_register', n: 1 },
+      { status: 'pending', kind: 'automated', type: 'benefit_enroll', n: 1 },
+      { status: 'permissions_error', kind: 'automated', type: 'benefit_enroll', n: 1 },
     ]);
   });
 });
