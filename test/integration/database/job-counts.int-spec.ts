@@ -57,17 +57,17 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     );
   /** The ops list of jobs on the test database, with every statement it sends. */
   const watchedList = () => {
-    const queries: string[] = [];
+    const statements: { sql: string; params: unknown[] }[] = [];
     const watched = new Proxy(dataSource, {
       get: (target, key) =>
         key === 'query'
-          ? (sql: string, params?: unknown[]) => {
-              queries.push(sql);
+          ? (sql: string, params: unknown[] = []) => {
+              statements.push({ sql, params });
               return target.query(sql, params);
             }
           : Reflect.get(target, key),
     });
-    return { queries, list: new OpsJobsRepository(watched) };
+    return { statements, list: new OpsJobsRepository(watched) };
   };
   /** The truth: the overview's figures counted over the table. */
   const counted = async () => {
@@ -149,7 +149,7 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
       Object.fromEntries(
         (await dataSource.query(`SELECT status, count(*)::int AS n FROM jobs GROUP BY status`)).map((r: { status: string; n: number }) => [r.status, r.n]),
       ) as Record<string, number>;
-    const { queries, list } = watchedList();
+    const { statements, list } = watchedList();
     const check = async () => {
       const table = await byStatus();
       for (const status of statuses) expect([status, (await list.list({ status }, { limit: 1, offset: 0 })).count]).toEqual([status, table[status] ?? 0]);
@@ -164,7 +164,7 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     await folding.fold();
     await check();
     // None of it counted the table.
-    expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toEqual([]);
+    expect(statements.filter((s) => /count\(\*\)[\s\S]*FROM jobs/.test(s.sql))).toEqual([]);
   });
 
   it('gives the ops list filtered by kind and type its count from the counts too, and only a connection filter counts the table', async () => {
@@ -178,7 +178,7 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     await insert(kinds.flatMap(({ kind, type }, k) => statuses.flatMap((status, s) => Array.from({ length: 1 + k + s }, (_, i) => ({ status, kind, type, createdAt: ago(i) })))));
     await dataSource.query(`UPDATE jobs SET status = 'complete' WHERE kind = 'manual' AND type = 'benefit_register' AND status = 'pending'`);
     await dataSource.query(`UPDATE jobs SET type = 'benefit_enroll' WHERE kind = 'automated' AND status = 'error'`);
-    const { queries, list } = watchedList();
+    const { statements, list } = watchedList();
     const truth = async (filter: OpsJobFilter) =>
       (
         await dataSource.query(
@@ -202,12 +202,12 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     expect(await truth({ kind: 'manual', status: 'pending' })).toBe(2);
     await folding.fold();
     await check();
-    expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toEqual([]);
+    expect(statements.filter((s) => /count\(\*\)[\s\S]*FROM jobs/.test(s.sql))).toEqual([]);
 
     // A connection's jobs are counted over the table (its index), as before.
     const [{ connection_id: connectionId }] = await dataSource.query(`SELECT connection_id FROM jobs LIMIT 1`);
     expect((await list.list({ connectionId }, { limit: 1, offset: 0 })).count).toBe(await dataSource.query(`SELECT count(*)::int AS n FROM jobs`).then((r) => r[0].n));
-    expect(queries.filter((sql) => /count\(\*\)[\s\S]*FROM jobs/.test(sql))).toHaveLength(1);
+    expect(statements.filter((s) => /count\(\*\)[\s\S]*FROM jobs/.test(s.sql))).toHaveLength(1);
   });
 
   it('reads a page of a rare kind through its index, not every job', async () => {
@@ -216,9 +216,8 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     for (let c = 0; c < 200; c++) await insert(Array.from({ length: 100 }, (_, i) => ({ status: i % 2 ? 'complete' : 'pending', createdAt: ago(i) })));
     await insert(Array.from({ length: 4 }, (_, i) => ({ status: 'pending', kind: 'manual', type: 'benefit_register', createdAt: ago(i) })));
     await dataSource.query(`ANALYZE jobs`);
-    const statements: { sql: string; params: unknown[] }[] = [];
-    const watched = { query: (sql: string, params: unknown[] = []) => (statements.push({ sql, params }), dataSource.query(sql, params)) } as unknown as DataSource;
-    const { jobs } = await new OpsJobsRepository(watched).list({ kind: 'manual', status: 'pending' }, { limit: 50, offset: 0 });
+    const { statements, list } = watchedList();
+    const { jobs } = await list.list({ kind: 'manual', status: 'pending' }, { limit: 50, offset: 0 });
     expect(jobs.map((j) => j.kind)).toEqual(['manual', 'manual', 'manual', 'manual']);
     // The page's own statement, planned and run again: it reads the kind's entries, a few pages.
     const page = statements.find((s) => /ORDER BY/.test(s.sql))!;
