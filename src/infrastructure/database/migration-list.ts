@@ -56,6 +56,7 @@ import { QueueTablesSampledLightly1798910000000 } from './migrations/17989100000
 import { InboxClaimDaysPast1798920000000 } from './migrations/1798920000000-inbox-claim-days-past';
 import { JobCountsByKindAndType1798930000000 } from './migrations/1798930000000-job-counts-by-kind-and-type';
 import { JobsKindListIndex1798940000000 } from './migrations/1798940000000-jobs-kind-list-index';
+import { InboxClaimProbesByKey1798950000000 } from './migrations/1798950000000-inbox-claim-probes-by-key';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -117,4 +118,5 @@ export const MIGRATIONS = [
   InboxClaimDaysPast1798920000000,
   JobCountsByKindAndType1798930000000,
   JobsKindListIndex1798940000000,
+  InboxClaimProbesByKey1798950000000,
 ];

@@ -250,6 +250,46 @@ describeWithPostgres('PartitionUpkeep (PostgreSQL)', () => {
     }
   });
 
+  it("probes each claimed key in today's inbox instead of reading the day, on the session's generic plan too", async () => {
+    await upkeep().round(daysFromNow(-1));
+    await upkeep().round(daysFromNow(0));
+    const consumer = `by-key-${randomUUID().slice(0, 8)}`;
+    const today = partitionName('inbox_messages', dayOf(daysFromNow(0)));
+    // A day's traffic already in: 5,000 keys, before the partition's statistics know of them.
+    await dataSource.query(
+      `INSERT INTO inbox_messages (consumer, scope, message_id, topic) SELECT $1, 's' || (n % 6), gen_random_uuid()::text, 't' FROM generate_series(1, 5000) AS n`,
+      [consumer],
+    );
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const read = async (): Promise<number> => {
+        const [row] = await runner.query(`SELECT seq_tup_read + idx_tup_fetch AS n FROM pg_stat_xact_user_tables WHERE relname = $1`, [today]);
+        return Number(row?.n ?? 0);
+      };
+      const keys = Array.from({ length: 400 }, () => randomUUID());
+      // PL/pgSQL plans a statement for its values five times in a session, then may keep a generic plan.
+      for (let call = 1; call <= 8; call++) {
+        await runner.startTransaction();
+        try {
+          const before = await read();
+          const claimed = await runner.query(`SELECT claimed_id FROM inbox_claim($1, 't', $2::text[], $3::text[], now())`, [
+            consumer,
+            keys.map((_, i) => `s${i % 6}`),
+            keys.map((k) => `${k}-${call}`),
+          ]);
+          expect(claimed).toHaveLength(400);
+          // Rows read from today's partition beyond the 400 it inserts: none of the day's 5,000.
+          expect([call, (await read()) - before]).toEqual([call, 0]);
+        } finally {
+          await runner.rollbackTransaction();
+        }
+      }
+    } finally {
+      await runner.release();
+    }
+  });
+
   it('makes a claim of a key wait for a claim of it in flight, whichever day that one lands on', async () => {
     const consumer = `racing-${randomUUID().slice(0, 8)}`;
     const first = dataSource.createQueryRunner();

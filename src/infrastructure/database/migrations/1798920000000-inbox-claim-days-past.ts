@@ -23,7 +23,7 @@ export class InboxClaimDaysPast1798920000000 implements MigrationInterface {
 }
 
 /** The function of 1798700000000, with the upper bound or without it. */
-function claimFunction(upToNow: boolean): string {
+export function claimFunction(upToNow: boolean): string {
   return `
     CREATE OR REPLACE FUNCTION inbox_claim(p_consumer text, p_topic text, p_scopes text[], p_ids text[], p_sent_after timestamptz DEFAULT '-infinity')
     RETURNS TABLE (claimed_scope text, claimed_id text) LANGUAGE plpgsql AS $$
