@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { EnrollmentLifecycle } from '../../src/modules/enrollments/enrollment-lifecycle';
 import { JobWorker } from '../../src/modules/jobs/job-worker';
@@ -10,6 +10,15 @@ import { expectEventually } from '../utils/expect-eventually';
 import { json, startTestService, TestService } from '../utils/test-app';
 import { holdJob } from '../utils/job-queue';
 import { advisoryLocksFor } from '../../src/infrastructure/database/repositories/enrollment-locks';
+
+/** A node of a plan as EXPLAIN (FORMAT JSON) gives it. */
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
 
 /**
  * One individual's changes reach the provider in request order, even when the worker holding an
@@ -242,6 +251,83 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     expect(await dueAt(third.id)).toBeGreaterThanOrEqual(clock.now().getTime() + 5_000);
 
     // The rest of the line follows, each woken by the one before it (the clock stands still).
+    await db().query(`UPDATE job_queue SET leased_until = now() WHERE job_id = $1`, [first.id]);
+    worker.start();
+    await expectEventually(
+      async () => expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress')`))[0].n).toBe(0),
+      { timeoutMs: 20_000 },
+    );
+    expect((await atProvider(e)).body.employee_deduction).toEqual({ type: 'percent', amount: 400 });
+  });
+
+  it('wakes the next group through its job’s index, without reading the jobs of every group there has been', async () => {
+    const e = await employerWithPlan();
+    const worker = service.app.get(JobWorker);
+    await worker.stop();
+    // What a wake must not read: the jobs of 5,000 other groups, 3,000 done and 2,000 asleep in the queue.
+    await db().query(
+      `WITH made AS (
+         INSERT INTO jobs (id, connection_id, entity_id, kind, type, status, params, created_at, scheduled_at, completed_at)
+         SELECT gen_random_uuid(), $1, $2, 'internal', 'benefit_enrollment_group', CASE WHEN n <= 3000 THEN 'complete' ELSE 'pending' END,
+                jsonb_build_object('group_id', gen_random_uuid(), 'history', true), now(), now() + interval '1 hour', CASE WHEN n <= 3000 THEN now() END
+         FROM generate_series(1, 5000) AS n
+         RETURNING id, connection_id, status, scheduled_at, seq, weight)
+       INSERT INTO job_queue (job_id, type, connection_id, scheduled_at, seq, weight)
+       SELECT id, 'benefit_enrollment_group', connection_id, scheduled_at, seq, weight FROM made WHERE status = 'pending'`,
+      [e.connectionId, e.entityId],
+    );
+    await db().query(`ANALYZE jobs, job_queue`);
+    const groupJobs = (): Promise<{ id: string; group_id: string }[]> =>
+      db().query(
+        `SELECT id, params->>'group_id' AS group_id FROM jobs
+         WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress') AND params->>'history' IS NULL ORDER BY seq`,
+      );
+    const dueAt = async (jobId: string): Promise<number> => new Date((await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at).getTime();
+    const enroll = (amount: number) =>
+      service.request(
+        `/employer/benefits/${e.benefitId}/individuals`,
+        json([{ individual_id: e.person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount } } }], bearer(e.token)),
+      );
+    expect((await enroll(300)).status).toBe(200);
+    const [first] = await groupJobs();
+    expect(await service.app.get(EnrollmentLifecycle).startSubmitting(first.group_id)).toBe(true);
+    await holdJob(db(), first.id, 'dead', `now() + interval '1 minute'`, 1);
+    expect((await enroll(400)).status).toBe(200);
+    const [, second] = await groupJobs();
+    worker.start();
+    await expectEventually(async () => expect(await dueAt(second.id)).toBeGreaterThanOrEqual(clock.now().getTime() + 5_000));
+    await worker.stop();
+
+    // Every statement of the service goes through its query runners.
+    const probe = db().createQueryRunner();
+    const statements = jest.spyOn(Object.getPrototypeOf(probe) as QueryRunner, 'query');
+    await probe.release();
+    let calls: unknown[][];
+    try {
+      await service.app.get(EnrollmentLifecycle).processed(first.group_id, [{ individual_id: e.person, code: 200, message: 'OK' }]);
+    } finally {
+      calls = [...statements.mock.calls];
+      statements.mockRestore();
+    }
+    expect(await dueAt(second.id)).toBeLessThanOrEqual(clock.now().getTime());
+    // The wake's statement, run again (and rolled back) with its plan: the rows it read of jobs.
+    const [sql, params] = calls.find(([text]) => /WITH candidate AS/.test(String(text)))!;
+    const runner = db().createQueryRunner();
+    try {
+      await runner.startTransaction();
+      const [{ 'QUERY PLAN': [plan] }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params as unknown[]);
+      const jobsRead = (node: PlanNode): number =>
+        (node['Relation Name'] === 'jobs' ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0) +
+        (node.Plans ?? []).reduce((sum, child) => sum + jobsRead(child), 0);
+      expect(jobsRead(plan.Plan)).toBeLessThan(20);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+      // The other tests' job reads find none of them.
+      await db().query(`DELETE FROM job_queue WHERE job_id IN (SELECT id FROM jobs WHERE params->>'history' = 'true')`);
+      await db().query(`DELETE FROM jobs WHERE params->>'history' = 'true'`);
+    }
+    // The first group's run, held by the dead worker, ends; then the second runs.
     await db().query(`UPDATE job_queue SET leased_until = now() WHERE job_id = $1`, [first.id]);
     worker.start();
     await expectEventually(

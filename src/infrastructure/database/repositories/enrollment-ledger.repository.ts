@@ -602,10 +602,13 @@ export class TypeormEnrollmentLedgerRepository implements EnrollmentLedgerReposi
    */
   private wakeWaiting(processedGroups: readonly string[], now: Date): Promise<void> {
     if (processedGroups.length === 0) return Promise.resolve();
+    // From the groups waiting on the processed ones to each group's job by its index, a probe per
+    // group (a LATERAL subquery with OFFSET 0 is kept as one): as a plain join the planner could
+    // merge the jobs of every group ever made, read whole by their key, with the queue.
     return this.wake(
-      `SELECT q.job_id FROM job_queue q
-       JOIN jobs j ON j.id = q.job_id AND j.type = '${ENROLLMENT_GROUP_JOB}'
-       JOIN enrollment_groups g ON j.params->>'group_id' = g.id::text
+      `SELECT q.job_id FROM enrollment_groups g
+       CROSS JOIN LATERAL (SELECT j.id FROM jobs j WHERE j.params->>'group_id' = g.id::text AND j.type = '${ENROLLMENT_GROUP_JOB}' OFFSET 0) j
+       JOIN job_queue q ON q.job_id = j.id
        WHERE ${ASLEEP_OR_WORKED}
          AND g.state = 'waiting' AND g.effective_date <= $3::date
          AND g.id IN (SELECT w.group_id FROM unnest($1::uuid[]) AS k(group_id)
