@@ -141,10 +141,21 @@ export class ProcessStats {
  * the database's share of a request's cost, which runs on the same cores.
  */
 export class DatabaseCpu {
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * `backends`: those of one application_name only (`only`), or of every other (`excluding`), e.g.
+   * to tell the service's backends from those of the benchmark's own progress reads.
+   */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly backends: { only?: string; excluding?: string } = {},
+  ) {}
 
   async snapshot(): Promise<Map<number, number>> {
-    const rows: { pid: number }[] = await this.dataSource.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+    const rows: { pid: number }[] = await this.dataSource.query(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+         AND ($1::text IS NULL OR application_name = $1) AND ($2::text IS NULL OR application_name IS DISTINCT FROM $2)`,
+      [this.backends.only ?? null, this.backends.excluding ?? null],
+    );
     const cpu = new Map<number, number>();
     for (const { pid } of rows) {
       try {

@@ -71,6 +71,7 @@ import {
   kafkaClusterBrokers,
   startPrivatePostgres,
   basic,
+  BENCHMARK_BACKENDS,
   createScratchDatabase,
   Employer,
   employersCoveringPartitions,
@@ -136,6 +137,11 @@ export interface ThroughputRun {
   broker_cpu_seconds?: number;
   /** PostgreSQL's CPU from the first produce until every job is complete (the job workers' statements too). */
   database_cpu_seconds_end_to_end?: number;
+  /**
+   * PostgreSQL's CPU over the same span in the benchmark's own backends (its progress counts),
+   * left out of the two figures above: not the service's work, and growing with a run's size.
+   */
+  benchmark_database_cpu_seconds_end_to_end?: number;
   /** Each round's end-to-end events/s, in order, where the figures above are the median round's. */
   repetitions?: number[];
   /** Rows inserted, updated (HOT among them) and deleted per table, from before the first produce until every job is complete. */
@@ -475,9 +481,11 @@ export async function throughputRun(
   const producedAt = new Map<string, number>();
   // Table counters reach pg_stat_user_tables when each backend flushes them: waited for on both sides, outside the timed span.
   const tablesBefore = tableStats ? await sleep(TABLE_STATS_FLUSH_MS).then(() => tableActivity(db)) : undefined;
-  const dbCpu = new DatabaseCpu(db);
+  const dbCpu = new DatabaseCpu(db, { excluding: BENCHMARK_BACKENDS });
+  const benchmarkCpu = new DatabaseCpu(db, { only: BENCHMARK_BACKENDS });
   const walBefore = await walPosition(db);
   const cpuBefore = service.stats.cpuSeconds();
+  const benchmarkBefore = await benchmarkCpu.snapshot();
   const dbBefore = await dbCpu.snapshot();
   const busyBefore = await eventLoopBusySeconds(service.url);
   const batchesBefore = await batchTotals(service.urls ?? [service.url]);
@@ -501,6 +509,7 @@ export async function throughputRun(
     ? consumedAt
     : await until(async () => (await openJobsSince(db, runStart)) === 0, timeoutMs, `completing the jobs of ${events} events`, FINISH_POLL_MS);
   const dbEnd = await dbCpu.snapshot();
+  const benchmarkEnd = await benchmarkCpu.snapshot();
   const brokerAfter = brokerCpuSeconds(onCluster);
   const batchesAfter = await batchTotals(service.urls ?? [service.url]);
   const walAfter = await walPosition(db);
@@ -532,6 +541,7 @@ export async function throughputRun(
     batch_means: batchMeans(batchesBefore, batchesAfter),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
+    benchmark_database_cpu_seconds_end_to_end: round(DatabaseCpu.between(benchmarkBefore, benchmarkEnd), 2),
     ...(Number.isFinite(brokerAfter - brokerBefore) && { broker_cpu_seconds: round(brokerAfter - brokerBefore, 2) }),
     ...(tables && { table_activity: tables }),
     wal: { bytes: Number(BigInt(walAfter.lsn_bytes) - BigInt(walBefore.lsn_bytes)), full_page_images: Number(walAfter.fpi) - Number(walBefore.fpi) },
@@ -1188,6 +1198,11 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     console.log(
       `CPU per event by round (service / PostgreSQL until consumed / PostgreSQL until every job is complete): ` +
         services.map((r) => `${msPerEvent(r.service_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds_end_to_end)} ms`).join('; '),
+    );
+    console.log(
+      `PostgreSQL CPU per event of the benchmark's own progress counts (left out above), by round: ` +
+        services.map((r) => `${msPerEvent(r.benchmark_database_cpu_seconds_end_to_end)} ms`).join('; ') +
+        (volume ? `; over the ${volumeEvents} more: ${round(((volume.benchmark_database_cpu_seconds_end_to_end ?? NaN) * 1000) / volumeEvents, 3)} ms` : ''),
     );
     console.log(
       `the local brokers' CPU per event by round (service until every job is complete / raw pipeline / raw as produced): ` +

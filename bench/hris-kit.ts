@@ -15,7 +15,7 @@ import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Admin, AssignerProtocol, Kafka, logLevel, Message, PartitionMetadata, Partitioners, Producer } from 'kafkajs';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 import { ServiceChild, startHeapFlags, startServiceChild as startChild, ServiceKafka } from './service-child';
 import { sendAcknowledged } from '../src/infrastructure/messaging/kafka/acknowledged-send';
@@ -717,14 +717,18 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
+/** The application_name of a scratch database's own connection (`db`): its backends are the benchmark's, not the service's. */
+export const BENCHMARK_BACKENDS = 'benchmark';
+
 /** A fresh, migrated database on `server` (dropped by `drop`). */
 export async function createScratchDatabase(prefix: string, server = postgresServerUrl(), poolSize = 3): Promise<ScratchDatabase> {
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
   await withServer(server, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(server);
   url.pathname = `/${name}`;
+  const options = dataSourceOptions({ url: url.toString(), poolSize });
   // Quiet: a drill that restarts the server makes queries fail on purpose, and they are retried.
-  const db = new DataSource({ ...dataSourceOptions({ url: url.toString(), poolSize }), logging: false });
+  const db = new DataSource({ ...options, extra: { ...(options as { extra?: object }).extra, application_name: BENCHMARK_BACKENDS }, logging: false } as DataSourceOptions);
   await db.initialize();
   return {
     name,
