@@ -219,18 +219,25 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
     });
   });
 
+  /** The group jobs open, oldest first (not those a test made up as history). */
+  const groupJobs = (): Promise<{ id: string; group_id: string }[]> =>
+    db().query(
+      `SELECT id, params->>'group_id' AS group_id FROM jobs
+       WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress') AND params->>'history' IS NULL ORDER BY seq`,
+    );
+  const dueAt = async (jobId: string): Promise<number> => new Date((await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at).getTime();
+  /** Enrolls the employer's person at `amount` percent from 2026-07-01. */
+  const enrollAt = (e: { token: string; benefitId: string; person: string }, amount: number) =>
+    service.request(
+      `/employer/benefits/${e.benefitId}/individuals`,
+      json([{ individual_id: e.person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount } } }], bearer(e.token)),
+    );
+
   it('wakes only the next of a line of waiting groups when the first ends, not the whole line', async () => {
     const e = await employerWithPlan();
     const worker = service.app.get(JobWorker);
     await worker.stop();
-    const groupJobs = (): Promise<{ id: string; group_id: string }[]> =>
-      db().query(`SELECT id, params->>'group_id' AS group_id FROM jobs WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress') ORDER BY seq`);
-    const dueAt = async (jobId: string): Promise<number> => new Date((await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at).getTime();
-    const enroll = (amount: number) =>
-      service.request(
-        `/employer/benefits/${e.benefitId}/individuals`,
-        json([{ individual_id: e.person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount } } }], bearer(e.token)),
-      );
+    const enroll = (amount: number) => enrollAt(e, amount);
     // First: an enrollment whose provider call is under way (claimed, held by a worker that died).
     expect((await enroll(300)).status).toBe(200);
     const [first] = await groupJobs();
@@ -277,17 +284,7 @@ describeWithPostgres('enrollment changes reach the provider in request order', (
       [e.connectionId, e.entityId],
     );
     await db().query(`ANALYZE jobs, job_queue`);
-    const groupJobs = (): Promise<{ id: string; group_id: string }[]> =>
-      db().query(
-        `SELECT id, params->>'group_id' AS group_id FROM jobs
-         WHERE type = 'benefit_enrollment_group' AND status IN ('pending', 'in_progress') AND params->>'history' IS NULL ORDER BY seq`,
-      );
-    const dueAt = async (jobId: string): Promise<number> => new Date((await db().query(`SELECT scheduled_at FROM jobs WHERE id = $1`, [jobId]))[0].scheduled_at).getTime();
-    const enroll = (amount: number) =>
-      service.request(
-        `/employer/benefits/${e.benefitId}/individuals`,
-        json([{ individual_id: e.person, configuration: { effective_date: '2026-07-01', employee_deduction: { type: 'percent', amount } } }], bearer(e.token)),
-      );
+    const enroll = (amount: number) => enrollAt(e, amount);
     expect((await enroll(300)).status).toBe(200);
     const [first] = await groupJobs();
     expect(await service.app.get(EnrollmentLifecycle).startSubmitting(first.group_id)).toBe(true);
