@@ -7,34 +7,7 @@ import { OpsSagasRepository } from '../../../src/modules/ops/ops-sagas.repositor
 import { SagaCounts } from '../../../src/modules/saga-state/saga-counts';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
-
-/** A data source that records every statement run through it, with its parameters. */
-function watching(dataSource: DataSource): { db: DataSource; queries: { sql: string; params: unknown[] }[] } {
-  const queries: { sql: string; params: unknown[] }[] = [];
-  const db = new Proxy(dataSource, {
-    get: (target, key) =>
-      key === 'query'
-        ? (sql: string, params: unknown[] = []) => {
-            queries.push({ sql, params });
-            return target.query(sql, params);
-          }
-        : Reflect.get(target, key),
-  });
-  return { db, queries };
-}
-
-/** For each recorded statement that reads `table`, the rows of it its plan produced or read and dropped, run again under EXPLAIN ANALYZE. */
-async function rowsReadOf(dataSource: DataSource, table: string, queries: { sql: string; params: unknown[] }[]): Promise<number[]> {
-  const rowsRead = (node: Record<string, unknown>): number =>
-    (node['Relation Name'] === table ? (Number(node['Actual Rows']) + Number(node['Rows Removed by Filter'] ?? 0)) * Number(node['Actual Loops']) : 0) +
-    ((node.Plans as Record<string, unknown>[] | undefined) ?? []).reduce((sum, child) => sum + rowsRead(child), 0);
-  const read: number[] = [];
-  for (const { sql, params } of queries.filter((q) => q.sql.includes(` ${table} `))) {
-    const [{ 'QUERY PLAN': [plan] }] = await dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
-    read.push(rowsRead(plan.Plan));
-  }
-  return read;
-}
+import { rowsReadOf, watching } from '../../utils/watched-statements';
 
 /**
  * `failed_sagas` and `failed_jobs` (migrations 1798850000000 and 1798860000000, kept by the

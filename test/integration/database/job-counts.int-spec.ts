@@ -9,6 +9,7 @@ import { OpsOverviewRepository } from '../../../src/modules/ops/ops-overview.rep
 import { SagaCounts } from '../../../src/modules/saga-state/saga-counts';
 import { describeWithPostgres } from '../../setup/test-env';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
+import { watching } from '../../utils/watched-statements';
 
 const MINUTE = 60_000;
 
@@ -57,17 +58,8 @@ describeWithPostgres('the jobs kept counts (PostgreSQL)', () => {
     );
   /** The ops list of jobs on the test database, with every statement it sends. */
   const watchedList = () => {
-    const statements: { sql: string; params: unknown[] }[] = [];
-    const watched = new Proxy(dataSource, {
-      get: (target, key) =>
-        key === 'query'
-          ? (sql: string, params: unknown[] = []) => {
-              statements.push({ sql, params });
-              return target.query(sql, params);
-            }
-          : Reflect.get(target, key),
-    });
-    return { statements, list: new OpsJobsRepository(watched) };
+    const { db, queries } = watching(dataSource);
+    return { statements: queries, list: new OpsJobsRepository(db) };
   };
   /** The truth: the overview's figures counted over the table. */
   const counted = async () => {
