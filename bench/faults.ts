@@ -74,6 +74,7 @@ import {
   tail,
   waitInbox,
   waitSettled,
+  openJobsReport,
 } from './hris-kit';
 import { missingCopies, missingIds, readTopics } from './topic-audit';
 import { PrivatePooler, poolerInUse, startPrivatePooler } from './database-pooler';
@@ -259,7 +260,11 @@ async function settleAndCount(ctx: Context, deployment: Deployment, employers: E
   const { settled, progress } = await waitSettled(deployment.db, distinct, ctx.sizes.settleMs);
   if (!settled) {
     const partitions = await partitionProgress(deployment).catch((e: Error) => `unknown (${e.message})`);
-    failures.push(`not settled within ${ctx.sizes.settleMs / 1000} s: ${JSON.stringify(progress)} (distinct ids ${distinct}); partitions (committed/end, holder): ${partitions}`);
+    const open = await openJobsReport(deployment.db).catch((e: Error) => `unknown (${e.message})`);
+    failures.push(
+      `not settled within ${ctx.sizes.settleMs / 1000} s: ${JSON.stringify(progress)} (distinct ids ${distinct}); partitions (committed/end, holder): ${partitions}` +
+        (open ? `; open jobs:\n${open}` : ''),
+    );
   }
   return countOutcome(deployment.db, deployment.live.url, employers, plans);
 }

@@ -847,6 +847,27 @@ export async function progressOf(db: DataSource): Promise<Progress> {
 }
 
 /**
+ * The enrollment jobs still open, each with its queue row (due time, lease, the job it runs
+ * after) and, for a group's job, its group's state: what a settle that timed out was waiting for.
+ */
+export async function openJobsReport(db: DataSource, limit = 10): Promise<string> {
+  const rows: Record<string, unknown>[] = await db.query(
+    `SELECT j.id, j.type, j.status, j.attempts, j.result, j.created_at, j.started_at,
+            q.scheduled_at AS due, q.leased_by, q.leased_until, q.after_job_id, a.status AS after_status,
+            g.state AS group_state, g.effective_date AS group_date, g.waiting, g.succeeded, g.failed, g.superseded,
+            now() AS at
+     FROM jobs j
+     LEFT JOIN job_queue q ON q.job_id = j.id
+     LEFT JOIN jobs a ON a.id = q.after_job_id
+     LEFT JOIN enrollment_groups g ON g.id::text = j.params->>'group_id'
+     WHERE j.type = ANY($1::text[]) AND j.status IN ('pending', 'in_progress')
+     ORDER BY j.created_at LIMIT $2`,
+    [ENROLLMENT_JOB_TYPES, limit],
+  );
+  return rows.map((r) => JSON.stringify(r)).join('\n');
+}
+
+/**
  * Waits until every distinct id has its inbox row, every enrollment job has ended and the
  * outbox is drained; false (with the last progress) when `timeoutMs` passes first. A query that
  * fails (the database restarting) is tried again.

@@ -11,6 +11,7 @@ import {
   HRIS_DLQ_TOPIC,
   HRIS_TOPIC,
   inboxCount,
+  openJobsReport,
   Outgoing,
   PARTITIONS,
   partitionOf,
@@ -105,9 +106,11 @@ async function consumedBy(service: ServiceProcess): Promise<{ applied: number; d
 
 /** Every event has its inbox row, every enrollment job has ended and the outbox is drained. */
 async function settled(db: DataSource, distinctIds: number, timeoutMs = 90_000): Promise<void> {
-  const { progress } = await waitSettled(db, distinctIds, timeoutMs);
+  const { settled, progress } = await waitSettled(db, distinctIds, timeoutMs);
+  // A stream that did not settle says which jobs were still open, and what each was waiting for.
+  const open = settled ? '' : await openJobsReport(db).catch((e: Error) => `unknown (${e.message})`);
+  expect({ ...progress, open }).toMatchObject({ inbox: expect.any(Number), openJobs: 0, unpublished: 0, open: '' });
   expect(progress?.inbox).toBeGreaterThanOrEqual(distinctIds);
-  expect(progress).toMatchObject({ openJobs: 0, unpublished: 0 });
 }
 
 interface Outcome {
