@@ -173,6 +173,12 @@ export class DatabaseCpu {
     for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
     return total;
   }
+
+  /** Backends that started between two snapshots, and the CPU seconds they used (their start-up and caches' warm-up included). */
+  static started(before: Map<number, number>, after: Map<number, number>): { count: number; cpu_seconds: number } {
+    const fresh = [...after].filter(([pid]) => !before.has(pid));
+    return { count: fresh.length, cpu_seconds: Math.round(fresh.reduce((n, [, seconds]) => n + seconds, 0) * 100) / 100 };
+  }
 }
 
 /** RSS of a process sampled on an interval, for max / settled figures. */

@@ -142,6 +142,8 @@ export interface ThroughputRun {
    * left out of the two figures above: not the service's work, and growing with a run's size.
    */
   benchmark_database_cpu_seconds_end_to_end?: number;
+  /** Backends of the service that started within the run (their CPU is in the figures above, whole). */
+  database_backends_started?: { count: number; cpu_seconds: number };
   /** Each round's end-to-end events/s, in order, where the figures above are the median round's. */
   repetitions?: number[];
   /** Rows inserted, updated (HOT among them) and deleted per table, from before the first produce until every job is complete. */
@@ -541,6 +543,8 @@ export async function throughputRun(
     batch_means: batchMeans(batchesBefore, batchesAfter),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
+    // Backends the run's pools opened (counted whole above): a connection's first statements are parsed and planned anew.
+    database_backends_started: DatabaseCpu.started(dbBefore, dbEnd),
     benchmark_database_cpu_seconds_end_to_end: round(DatabaseCpu.between(benchmarkBefore, benchmarkEnd), 2),
     ...(Number.isFinite(brokerAfter - brokerBefore) && { broker_cpu_seconds: round(brokerAfter - brokerBefore, 2) }),
     ...(tables && { table_activity: tables }),
@@ -1203,6 +1207,11 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       `PostgreSQL CPU per event of the benchmark's own progress counts (left out above), by round: ` +
         services.map((r) => `${msPerEvent(r.benchmark_database_cpu_seconds_end_to_end)} ms`).join('; ') +
         (volume ? `; over the ${volumeEvents} more: ${round(((volume.benchmark_database_cpu_seconds_end_to_end ?? NaN) * 1000) / volumeEvents, 3)} ms` : ''),
+    );
+    console.log(
+      `PostgreSQL backends the service opened within each round (their CPU counted above), by round: ` +
+        services.map((r) => `${r.database_backends_started?.count ?? '-'} (${r.database_backends_started?.cpu_seconds ?? '-'} s)`).join('; ') +
+        (volume ? `; over the ${volumeEvents} more: ${volume.database_backends_started?.count ?? '-'} (${volume.database_backends_started?.cpu_seconds ?? '-'} s)` : ''),
     );
     console.log(
       `the local brokers' CPU per event by round (service until every job is complete / raw pipeline / raw as produced): ` +
