@@ -177,7 +177,7 @@ export class DatabaseCpu {
   /** Backends that started between two snapshots, and the CPU seconds they used (their start-up and caches' warm-up included). */
   static started(before: Map<number, number>, after: Map<number, number>): { count: number; cpu_seconds: number } {
     const fresh = [...after].filter(([pid]) => !before.has(pid));
-    return { count: fresh.length, cpu_seconds: Math.round(fresh.reduce((n, [, seconds]) => n + seconds, 0) * 100) / 100 };
+    return { count: fresh.length, cpu_seconds: round(fresh.reduce((n, [, seconds]) => n + seconds, 0), 2) };
   }
 }
 

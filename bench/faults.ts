@@ -56,6 +56,7 @@ import {
   kafkaClusterBrokers,
   kafkaNode,
   OPS_CREDENTIALS,
+  openJobsReport,
   Outgoing,
   Outcome,
   outcomeLine,
@@ -74,7 +75,6 @@ import {
   tail,
   waitInbox,
   waitSettled,
-  openJobsReport,
 } from './hris-kit';
 import { missingCopies, missingIds, readTopics } from './topic-audit';
 import { PrivatePooler, poolerInUse, startPrivatePooler } from './database-pooler';
