@@ -1,5 +1,5 @@
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailableError, isTransientDatabaseError } from './transient-errors';
+import { isDatabaseBusyError, isDatabaseUnavailableError, isTransientDatabaseError } from './transient-errors';
 
 const failed = (code: string) => new QueryFailedError('SELECT 1', [], Object.assign(new Error('x'), { code }));
 
@@ -29,5 +29,20 @@ describe('isDatabaseUnavailableError', () => {
     for (const code of ['40P01', '40001', '55P03', '57014', '53300', '23505', '22P02']) expect(isDatabaseUnavailableError(failed(code))).toBe(false);
     expect(isDatabaseUnavailableError(new Error('boom'))).toBe(false);
     expect(isDatabaseUnavailableError(undefined)).toBe(false);
+  });
+});
+
+describe('isDatabaseBusyError', () => {
+  it('tells work the database refused or undid for want of a turn: deadlocks, serialization failures, lock and statement timeouts, no connection slot', () => {
+    for (const code of ['40P01', '40001', '55P03', '57014', '53300']) expect(isDatabaseBusyError(failed(code))).toBe(true);
+    // node-postgres raises a connect-time refusal as a plain error with the code.
+    expect(isDatabaseBusyError(Object.assign(new Error('sorry, too many clients already'), { code: '53300' }))).toBe(true);
+  });
+
+  it('leaves out a database gone, a commit of unknown outcome, a broken server and faults in the work', () => {
+    for (const code of ['08006', '57P01', '40003', '53100', '53200', '23505', '22P02']) expect(isDatabaseBusyError(failed(code))).toBe(false);
+    expect(isDatabaseBusyError(new Error('Connection terminated unexpectedly'))).toBe(false);
+    expect(isDatabaseBusyError(new Error('boom'))).toBe(false);
+    expect(isDatabaseBusyError(undefined)).toBe(false);
   });
 });

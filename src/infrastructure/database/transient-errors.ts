@@ -14,6 +14,14 @@ const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03']);
  */
 const RETRYABLE_CLASSES = ['40', '53'];
 const RETRYABLE_CODES = new Set(['55P03', '57014']);
+/**
+ * Of those, the ones where the database answered and refused or undid the work for want of a
+ * turn, not for a fault in it: a serialization failure or deadlock (the transaction rolled back),
+ * a lock not available or a statement canceled (a lock or statement timeout, an operator's
+ * cancel), no connection slot left. Not 40003 (whether the statement completed is unknown) nor
+ * the rest of class 53 (a full disk, no memory: the server is broken, not busy).
+ */
+const BUSY_CODES = new Set(['40001', '40P01', '55P03', '57014', '53300']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 /** The driver's own words for a connection lost, which carry no SQLSTATE. */
 const CONNECTION_LOST = /Connection terminated|connection timeout|Client has encountered a connection error/i;
@@ -21,8 +29,17 @@ const CONNECTION_LOST = /Connection terminated|connection timeout|Client has enc
 /** Whether a database error is one to retry rather than a fault in the work itself. */
 export function isTransientDatabaseError(error: unknown): boolean {
   if (isDatabaseUnavailableError(error)) return true;
-  const code = sqlState(error);
+  const code = sqlStateOf(error);
   return code !== undefined && (RETRYABLE_CLASSES.includes(code.slice(0, 2)) || RETRYABLE_CODES.has(code));
+}
+
+/**
+ * Whether the database refused or undid the work for want of a turn (BUSY_CODES): what the work
+ * wrote in that transaction is gone, and the same work a moment later may well succeed.
+ */
+export function isDatabaseBusyError(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  return code !== undefined && BUSY_CODES.has(code);
 }
 
 /**
@@ -30,12 +47,13 @@ export function isTransientDatabaseError(error: unknown): boolean {
  * failed, so the same work is to be tried again as it was, once the database answers.
  */
 export function isDatabaseUnavailableError(error: unknown): boolean {
-  const code = sqlState(error);
+  const code = sqlStateOf(error);
   if (code !== undefined) return UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_CODES.has(code);
   return error instanceof Error && CONNECTION_LOST.test(error.message);
 }
 
-function sqlState(error: unknown): string | undefined {
+/** The SQLSTATE of a database error (a network failure's as 08000); undefined for anything else. */
+export function sqlStateOf(error: unknown): string | undefined {
   const candidate = error instanceof QueryFailedError ? (error.driverError as { code?: unknown }) : (error as { code?: unknown } | undefined);
   const code = candidate?.code;
   if (typeof code !== 'string') return undefined;

@@ -1,5 +1,6 @@
 import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import { Pool } from 'pg';
+import { QueryFailedError } from 'typeorm';
 import { INTERNAL_ERROR_MESSAGE, toErrorResponse } from './error-response';
 
 /**
@@ -66,6 +67,35 @@ describe('toErrorResponse for the database pool', () => {
       });
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe('toErrorResponse for a transaction the database refused or undid', () => {
+  const failed = (code: string, message: string) => new QueryFailedError('UPDATE t SET x = 1', [], Object.assign(new Error(message), { code }));
+
+  it('answers 429 server_busy with Retry-After for a deadlock, a serialization failure, a lock or statement timeout, no connection slot', () => {
+    const busy = [
+      failed('40P01', 'deadlock detected'),
+      failed('40001', 'could not serialize access due to concurrent update'),
+      failed('55P03', 'canceling statement due to lock timeout'),
+      failed('57014', 'canceling statement due to user request'),
+      failed('53300', 'sorry, too many clients already'),
+    ];
+    for (const error of busy) {
+      expect(toErrorResponse(error)).toEqual({
+        status: 429,
+        body: { code: 429, name: 'rate_limit_error', service_code: 'server_busy', message: 'The service is busy; retry shortly', retry_after: 1 },
+        headers: { 'retry-after': '1' },
+        unexpected: false,
+      });
+    }
+  });
+
+  it('answers 500 without internals when the outcome is unknown or the server is broken, not busy', () => {
+    for (const error of [failed('40003', 'statement completion unknown'), failed('53100', 'could not extend file: No space left on device'), failed('23505', 'duplicate key')]) {
+      expect(toErrorResponse(error)).toMatchObject({ status: 500, body: { code: 500, name: 'server_error', message: INTERNAL_ERROR_MESSAGE }, unexpected: true });
+      expect(JSON.stringify(toErrorResponse(error).body)).not.toContain((error.driverError as Error).message);
     }
   });
 });

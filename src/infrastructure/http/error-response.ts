@@ -1,5 +1,6 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { DomainError, ErrorFamily } from '../../domain/shared/domain-error';
+import { isDatabaseBusyError } from '../database/transient-errors';
 
 /** The spec's error object: `code`, `name`, optional `service_code`, `message` (+ listed extras). */
 export interface ErrorBody {
@@ -102,7 +103,7 @@ export function toErrorResponse(error: unknown): ErrorResponse & { unexpected: b
     const r = httpExceptionResponse(error);
     return { ...r, unexpected: r.status >= 500 };
   }
-  if (isNoConnectionInTime(error)) return { ...domainErrorResponse(serverBusy()), unexpected: false };
+  if (isNoConnectionInTime(error) || isDatabaseBusyError(error)) return { ...domainErrorResponse(serverBusy()), unexpected: false };
   return { ...internalError(), unexpected: true };
 }
 
@@ -110,8 +111,11 @@ export function toErrorResponse(error: unknown): ErrorResponse & { unexpected: b
  * node-postgres's pool gave no connection within its wait: every one stayed busy, or a new one
  * was not established in time (a server slow to accept under load). No statement of the request
  * ran, and the instance or its database is overloaded, not broken: answered as a request to come
- * back (429 and Retry-After: the spec has no 503). A connection lost during the work is not one
- * of these (its transaction may have committed): that stays a 500.
+ * back (429 and Retry-After: the spec has no 503). So is a transaction the database refused or
+ * undid for want of a turn (a deadlock, a lock or statement timeout, no connection slot left:
+ * isDatabaseBusyError): nothing of it stayed, and the same request shortly after may well
+ * succeed. A connection lost during the work is not one of these (its transaction may have
+ * committed): that stays a 500.
  */
 const NO_CONNECTION_IN_TIME = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout']);
 

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseBusyError, sqlStateOf } from '../database/transient-errors';
 import { toErrorResponse } from './error-response';
 
 /** The one place errors become HTTP: every failure leaves as the spec's error object. */
@@ -26,6 +27,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
       { err: error, reqId: request.id, method: request.method, url: request.url },
       error instanceof Error ? error.stack : String(error),
     );
+  } else if (isDatabaseBusyError(error)) {
+    // Answered 429, but a deadlock or a lock timeout is worth seeing beside the request it cost.
+    logger.warn({ reqId: request.id, method: request.method, url: request.url, sqlState: sqlStateOf(error) }, `the database refused the request's transaction for now: ${(error as Error).message}`);
   }
   if (reply.sent) return;
   void reply
