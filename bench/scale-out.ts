@@ -6,7 +6,7 @@
  * expected (the instances, PostgreSQL and the brokers share its cores): the CPU per event is
  * what predicts a machine per instance.
  *
- *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements]
+ *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements] [--tables]
  *
  * Two instances against one is measured alternately, --alternations times (default 3): one, two,
  * one, two, …, then three. Going back to one stops the newest instance; going to two starts a
@@ -25,9 +25,12 @@
  * grew most from one instance to three: what each added instance costs the database, told
  * apart into more calls (polling, smaller rounds) and dearer calls (contention).
  *
+ * With `--tables`, each run also counts the rows written per event by table (pg_stat_user_tables;
+ * 11 s before and after each run for the counters to arrive), printed by instance count.
+ *
  * Starts the local cluster (`scripts/kafka/run up --brokers 3`) when it is not running.
  */
-import { runBenchmark } from './bench-database';
+import { addTableActivity, runBenchmark, TableActivity } from './bench-database';
 import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, printTable, round, TargetCheck, writeResult } from './bench-service';
 import { DataSource } from 'typeorm';
 import { backgroundKind, benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
@@ -65,6 +68,31 @@ interface InstancesRun {
   events_before_by_instance: Record<string, number>;
   /** With --statements: PostgreSQL's statements per event, by role and by statement. */
   statements?: StatementsByRole;
+  /** With --tables: each table's row counters over the run (pg_stat_user_tables). */
+  tables?: Record<string, TableActivity>;
+}
+
+/**
+ * Rows written per event (inserted + updated + deleted) by table, over every run of each instance
+ * count together: which tables more instances write more of, for the same events.
+ */
+function printRowsByInstances(runs: readonly InstancesRun[]): void {
+  const counts = [...new Set(runs.map((r) => r.instances))].sort();
+  const rowsPerEvent = new Map(
+    counts.map((n) => {
+      const of = runs.filter((r) => r.instances === n && r.tables);
+      const events = of.reduce((sum, r) => sum + r.events, 0);
+      const tables = addTableActivity(of.map((r) => r.tables!));
+      return [n, new Map(Object.entries(tables).map(([table, t]) => [table, (t.inserted + t.updated + t.deleted) / Math.max(1, events)]))];
+    }),
+  );
+  const tables = [...new Set([...rowsPerEvent.values()].flatMap((m) => [...m.keys()]))].sort();
+  const cell = (n: number, table: string) => round(rowsPerEvent.get(n)!.get(table) ?? 0, 3);
+  console.log('rows written per event (inserted + updated + deleted), by table and instance count:');
+  printTable(
+    ['table', ...counts.map((n) => `${n} instance(s)`)],
+    tables.filter((table) => counts.some((n) => cell(n, table) > 0)).map((table) => [table, ...counts.map((n) => cell(n, table))]),
+  );
 }
 
 const STATEMENTS = 'pg_stat_statements';
@@ -171,6 +199,8 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
   // instance in it, the newest too, has applied this many events of its own.
   const warmUpPerInstance = Number(argValue('warm-up-events') ?? (options.quick ? 2_000 : 10_000));
   const withStatements = process.argv.includes('--statements');
+  // Each run's rows written by table (11 s before and after it for the counters to arrive, outside the timed span).
+  const withTables = process.argv.includes('--tables');
   // The events' people: 6 employers of this many (300 by default, every batch then touches most of them).
   const employeesPerEmployer = Number(argValue('employees') ?? 50);
   await ensureKafkaCluster();
@@ -241,7 +271,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       if (withStatements) await database.db.query(`SELECT ${STATEMENTS}_reset()`);
       const upkeepBefore = await upkeepCounts(database.db);
       const cpuBefore = services.map((s) => s.stats.cpuSeconds());
-      const run = await throughputRun(scope, database.db, together(services), employers, events, { seed: 3100 + instances });
+      const run = await throughputRun(scope, database.db, together(services), employers, events, { seed: 3100 + instances, tableStats: withTables });
       const cpuAfter = services.map((s) => s.stats.cpuSeconds());
       const upkeepAfter = await upkeepCounts(database.db);
       const eventsBy = eventsOfEach(held, events);
@@ -267,6 +297,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         upkeep: upkeepBetween(upkeepBefore, upkeepAfter),
         events_before_by_instance: Object.fromEntries(Object.keys(eventsBy).map((member) => [member, eventsBefore[member] ?? 0])),
         ...(withStatements && { statements: await statementsOfRun(database.db, events) }),
+        ...(run.table_activity && { tables: run.table_activity }),
       });
     }
 
@@ -305,6 +336,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       );
       printStatementGrowth(one, three);
     }
+    if (withTables) printRowsByInstances(runs);
     // A machine per instance: each instance's share of the service CPU, with PostgreSQL on its own machine.
     const perInstanceCeiling = Math.round(1000 / Math.max(0.01, three.service_cpu_ms_per_event));
     console.log(
