@@ -77,7 +77,7 @@ interface InstancesRun {
  * count together: which tables more instances write more of, for the same events.
  */
 function printRowsByInstances(runs: readonly InstancesRun[]): void {
-  const counts = [...new Set(runs.map((r) => r.instances))].sort();
+  const counts = [...new Set(runs.map((r) => r.instances))].sort((a, b) => a - b);
   const rowsPerEvent = new Map(
     counts.map((n) => {
       const of = runs.filter((r) => r.instances === n && r.tables);
