@@ -48,9 +48,9 @@ describeWithPostgres('a request the database refused for now', () => {
       await holder.query('SELECT 1 FROM sandbox_employers WHERE entity_id = $1 FOR UPDATE', [entityId]);
       const answer = service.request('/sandbox/payroll/adjustments', json(body, bearer(token)));
       let waiting: number | undefined;
-      // Its statement's text is not always the one shown (prepared statements): the one session waiting for a lock.
+      // The session the holder blocks (its statement's text is not always the one shown: prepared statements).
       await expectEventually(async () => {
-        const { rows } = await holder.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        const { rows } = await holder.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`);
         expect(rows).toHaveLength(1);
         waiting = rows[0].pid;
       });
