@@ -68,6 +68,10 @@ export interface TableActivity {
   updated: number;
   hot_updated: number;
   deleted: number;
+  /** Times it was analyzed (by anyone: the table upkeep, autovacuum, a VACUUM's ANALYZE). */
+  analyzed: number;
+  /** Times it was vacuumed. */
+  vacuumed: number;
 }
 
 /**
@@ -80,19 +84,33 @@ export const TABLE_STATS_FLUSH_MS = 11_000;
 
 /** Every user table's row counters now (partitions listed apart), by table name. */
 export async function tableActivity(dataSource: DataSource): Promise<Map<string, TableActivity>> {
-  const rows: { relname: string; ins: string; upd: string; hot: string; del: string }[] = await dataSource.query(
-    `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del FROM pg_stat_user_tables`,
+  const rows: { relname: string; ins: string; upd: string; hot: string; del: string; analyzed: string; vacuumed: string }[] = await dataSource.query(
+    `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del,
+            analyze_count + autoanalyze_count AS analyzed, vacuum_count + autovacuum_count AS vacuumed
+     FROM pg_stat_user_tables`,
   );
-  return new Map(rows.map((r) => [r.relname, { inserted: Number(r.ins), updated: Number(r.upd), hot_updated: Number(r.hot), deleted: Number(r.del) }]));
+  return new Map(
+    rows.map((r) => [
+      r.relname,
+      { inserted: Number(r.ins), updated: Number(r.upd), hot_updated: Number(r.hot), deleted: Number(r.del), analyzed: Number(r.analyzed), vacuumed: Number(r.vacuumed) },
+    ]),
+  );
 }
 
 /** What each table did between two snapshots, for the tables that did anything. */
 export function tableActivityBetween(before: Map<string, TableActivity>, after: Map<string, TableActivity>): Record<string, TableActivity> {
   const moved: Record<string, TableActivity> = {};
   for (const [table, now] of [...after].sort(([a], [b]) => a.localeCompare(b))) {
-    const was = before.get(table) ?? { inserted: 0, updated: 0, hot_updated: 0, deleted: 0 };
-    const delta = { inserted: now.inserted - was.inserted, updated: now.updated - was.updated, hot_updated: now.hot_updated - was.hot_updated, deleted: now.deleted - was.deleted };
-    if (delta.inserted || delta.updated || delta.deleted) moved[table] = delta;
+    const was = before.get(table) ?? { inserted: 0, updated: 0, hot_updated: 0, deleted: 0, analyzed: 0, vacuumed: 0 };
+    const delta = {
+      inserted: now.inserted - was.inserted,
+      updated: now.updated - was.updated,
+      hot_updated: now.hot_updated - was.hot_updated,
+      deleted: now.deleted - was.deleted,
+      analyzed: now.analyzed - was.analyzed,
+      vacuumed: now.vacuumed - was.vacuumed,
+    };
+    if (delta.inserted || delta.updated || delta.deleted || delta.analyzed || delta.vacuumed) moved[table] = delta;
   }
   return moved;
 }
@@ -102,11 +120,14 @@ export function addTableActivity(runs: readonly Record<string, TableActivity>[])
   const sum: Record<string, TableActivity> = {};
   for (const run of runs) {
     for (const [table, a] of Object.entries(run)) {
-      const s = (sum[table] ??= { inserted: 0, updated: 0, hot_updated: 0, deleted: 0 });
+      const s = (sum[table] ??= { inserted: 0, updated: 0, hot_updated: 0, deleted: 0, analyzed: 0, vacuumed: 0 });
       s.inserted += a.inserted;
       s.updated += a.updated;
       s.hot_updated += a.hot_updated;
       s.deleted += a.deleted;
+      // Results written before these counters were kept have none.
+      s.analyzed += a.analyzed ?? 0;
+      s.vacuumed += a.vacuumed ?? 0;
     }
   }
   return sum;

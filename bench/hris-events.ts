@@ -940,10 +940,19 @@ const QUEUE_TABLES = ['jobs', 'job_queue', 'sagas', 'saga_jobs', 'enrollment_gro
 function printTableActivity(tables: Record<string, TableActivity>, events: number): void {
   const perEvent = (n: number) => round(n / events, 3);
   const share = (t: TableActivity) => (t.updated === 0 ? '-' : `${round((100 * t.hot_updated) / t.updated, 1)} %`);
-  console.log(`table rows over the measured runs (${events} events), per event:`);
+  console.log(`table rows over the measured runs (${events} events), per event; times analyzed and vacuumed over them:`);
   printTable(
-    ['table', 'inserted', 'updated', 'HOT', 'HOT share', 'deleted'],
-    Object.entries(tables).map(([table, t]) => [table, perEvent(t.inserted), perEvent(t.updated), perEvent(t.hot_updated), share(t), perEvent(t.deleted)]),
+    ['table', 'inserted', 'updated', 'HOT', 'HOT share', 'deleted', 'analyzed', 'vacuumed'],
+    Object.entries(tables).map(([table, t]) => [
+      table,
+      perEvent(t.inserted),
+      perEvent(t.updated),
+      perEvent(t.hot_updated),
+      share(t),
+      perEvent(t.deleted),
+      t.analyzed,
+      t.vacuumed,
+    ]),
   );
   console.log(`HOT share of queue-table updates (${QUEUE_TABLES.join(', ')}): ${hotShare(tables, QUEUE_TABLES) ?? '-'} %`);
 }

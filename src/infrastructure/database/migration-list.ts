@@ -57,6 +57,7 @@ import { InboxClaimDaysPast1798920000000 } from './migrations/1798920000000-inbo
 import { JobCountsByKindAndType1798930000000 } from './migrations/1798930000000-job-counts-by-kind-and-type';
 import { JobsKindListIndex1798940000000 } from './migrations/1798940000000-jobs-kind-list-index';
 import { InboxClaimProbesByKey1798950000000 } from './migrations/1798950000000-inbox-claim-probes-by-key';
+import { GrownTablesAnalyzedLessOften1798960000000 } from './migrations/1798960000000-grown-tables-analyzed-less-often';
 
 /** Every migration, in order. Listed explicitly so jest, ts-node and the build agree. */
 export const MIGRATIONS = [
@@ -119,4 +120,5 @@ export const MIGRATIONS = [
   JobCountsByKindAndType1798930000000,
   JobsKindListIndex1798940000000,
   InboxClaimProbesByKey1798950000000,
+  GrownTablesAnalyzedLessOften1798960000000,
 ];

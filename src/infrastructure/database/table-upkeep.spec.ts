@@ -104,17 +104,29 @@ describe('upkeepDue', () => {
     expect(upkeepDue([unanalyzed(STATISTICS_ROWS)], 'all')).toEqual([{ table: 'saga_jobs', action: 'analyze' }]);
   });
 
-  it('analyzes a table again once as many rows changed as its statistics counted, and at least STATISTICS_ROWS', () => {
-    const grown = (statisticsRows: number, modifiedSinceAnalyze: number): TableActivity => ({
-      ...quiet('sagas', statisticsRows + modifiedSinceAnalyze),
+  it('analyzes a table again once it grew by as many rows as its statistics counted, and at least STATISTICS_ROWS', () => {
+    const grown = (statisticsRows: number, addedRows: number): TableActivity => ({
+      ...quiet('sagas', statisticsRows + addedRows),
       statisticsRows,
-      modifiedSinceAnalyze,
+      modifiedSinceAnalyze: addedRows,
     });
     expect(upkeepDue([grown(40_000, 39_999)], 'statistics')).toEqual([]);
     expect(upkeepDue([grown(40_000, 40_000)], 'statistics')).toEqual([{ table: 'sagas', action: 'analyze' }]);
-    // Statistics of a table nearly empty: still STATISTICS_ROWS changes first.
+    // Statistics of a table nearly empty: still STATISTICS_ROWS more rows first.
     expect(upkeepDue([grown(10, STATISTICS_ROWS - 1)], 'statistics')).toEqual([]);
     expect(upkeepDue([grown(10, STATISTICS_ROWS)], 'statistics')).toEqual([{ table: 'sagas', action: 'analyze' }]);
+  });
+
+  it('does not take changes that leave a table its size for growth: rows that come and go, rows updated in place', () => {
+    // A queue whose rows are inserted and deleted: 50,000 changes, the same 200 rows or so.
+    const churned: TableActivity = { ...quiet('job_queue', 200), statisticsRows: 180, modifiedSinceAnalyze: 50_000 };
+    expect(upkeepDue([churned], 'statistics')).toEqual([]);
+    // Updated in place ten times over.
+    const updated: TableActivity = { ...quiet('enrollments', 5_000), modifiedSinceAnalyze: 50_000 };
+    expect(upkeepDue([updated], 'statistics')).toEqual([]);
+    // Their analyze thresholds still hold in a full round (where autovacuum does not run).
+    expect(upkeepDue([churned], 'all')).toEqual([{ table: 'job_queue', action: 'analyze' }]);
+    expect(upkeepDue([updated], 'all')).toEqual([{ table: 'enrollments', action: 'analyze' }]);
   });
 
   it('leaves vacuums and the finer analyzes to autovacuum when only statistics are asked for', () => {

@@ -191,7 +191,7 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     expect(await paceOf(connections[0])).toBe(serverPace);
   });
 
-  it('takes the statistics of a table that has none, and again once it doubled, leaving the rest to autovacuum', async () => {
+  it('takes the statistics of a table that has none, and again once it doubled in size, leaving the rest to autovacuum', async () => {
     const upkeep = new TableUpkeep(dataSource, configWith({ DATABASE_TABLE_UPKEEP: 'auto' }), metrics);
     await dataSource.query(`CREATE TABLE upkeep_fresh (n int)`);
     await dataSource.query(`CREATE TABLE upkeep_known (n int)`);
@@ -211,6 +211,11 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     await dataSource.query(`INSERT INTO upkeep_fresh VALUES (0)`);
     await expectEventually(async () => expect(await upkeep.round('statistics')).toEqual([{ table: 'upkeep_fresh', action: 'analyze' }]), { timeoutMs: 20_000 });
     expect(await statsOf('upkeep_fresh')).toMatchObject({ analyzes: 1, vacuums: 0 });
+    expect(await upkeep.round('statistics')).toEqual([]);
+    // Its rows updated in place twice over: changes, not growth, so no new statistics.
+    await dataSource.query(`UPDATE upkeep_fresh SET n = n + 1`);
+    await dataSource.query(`UPDATE upkeep_fresh SET n = n + 1`);
+    await expectEventually(async () => expect((await statsOf('upkeep_fresh')).modified).toBe(2 * STATISTICS_ROWS), { timeoutMs: 20_000 });
     expect(await upkeep.round('statistics')).toEqual([]);
 
     await dataSource.query(`INSERT INTO upkeep_known SELECT generate_series(1, 1000)`);

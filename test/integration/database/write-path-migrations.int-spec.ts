@@ -21,6 +21,8 @@ import {
   QueueTablesSampledLightly1798910000000,
   SAMPLED_LIGHTLY_TARGET,
 } from '../../../src/infrastructure/database/migrations/1798910000000-queue-tables-sampled-lightly';
+import { GrownTablesAnalyzedLessOften1798960000000 } from '../../../src/infrastructure/database/migrations/1798960000000-grown-tables-analyzed-less-often';
+import { thresholdsOf } from '../../../src/infrastructure/database/table-upkeep';
 import { describeWithPostgres } from '../../setup/test-env';
 import { createConnection } from '../sync/sync-test-kit';
 import { openTestDataSource, TestDatabase } from '../../utils/test-database';
@@ -340,6 +342,34 @@ describeWithPostgres('migrations of the write path', () => {
       await runner.query(`DELETE FROM saga_jobs WHERE status = 'pending' AND individual_ids IS NULL`);
       await migration.up(runner);
       expect(await targets()).toEqual(before);
+    });
+  });
+
+  it('1798960000000 analyzes the tables read by key after 10 % of change, their vacuum settings kept; its down step takes them back to 2 %', async () => {
+    await withRunner(async (runner) => {
+      const tables = ['sagas', 'saga_jobs', 'enrollment_items'];
+      const options = async (): Promise<Record<string, string[]>> =>
+        Object.fromEntries(
+          (await runner.query(`SELECT relname, reloptions FROM pg_class WHERE relname = ANY($1::text[])`, [tables])).map((r: { relname: string; reloptions: string[] }) => [
+            r.relname,
+            [...r.reloptions].sort(),
+          ]),
+        );
+      const server = { autovacuum_analyze_threshold: '50', autovacuum_analyze_scale_factor: '0.1', autovacuum_vacuum_threshold: '50', autovacuum_vacuum_scale_factor: '0.2' };
+      const after = await options();
+      for (const table of tables) {
+        expect(after[table]).toContain('autovacuum_analyze_scale_factor=0.1');
+        expect(after[table]).toContain('autovacuum_vacuum_scale_factor=0.01');
+        // What the table upkeep reads of it, where autovacuum is off.
+        expect(thresholdsOf(server, after[table])!.analyze).toEqual({ rows: 50, share: 0.1 });
+      }
+      await new GrownTablesAnalyzedLessOften1798960000000().down(runner);
+      const before = await options();
+      for (const table of tables) {
+        expect(before[table]).toEqual(after[table].map((o) => (o === 'autovacuum_analyze_scale_factor=0.1' ? 'autovacuum_analyze_scale_factor=0.02' : o)).sort());
+      }
+      await new GrownTablesAnalyzedLessOften1798960000000().up(runner);
+      expect(await options()).toEqual(after);
     });
   });
 });
