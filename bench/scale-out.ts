@@ -30,7 +30,7 @@
  *
  * Starts the local cluster (`scripts/kafka/run up --brokers 3`) when it is not running.
  */
-import { addTableActivity, runBenchmark, TableActivity } from './bench-database';
+import { addTableActivity, runBenchmark, TableActivity, tableActivity, tableActivityBetween } from './bench-database';
 import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, printTable, round, TargetCheck, writeResult } from './bench-service';
 import { DataSource } from 'typeorm';
 import { backgroundKind, benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
@@ -147,26 +147,15 @@ function printStatementGrowth(first: InstancesRun, last: InstancesRun, top = 10)
   );
 }
 
-/** ANALYZEs and VACUUMs of the schema's tables so far, whoever ran them (the table upkeep, where autovacuum is off). */
-async function upkeepCounts(db: DataSource): Promise<Record<string, { analyzes: number; vacuums: number }>> {
-  const rows: { table: string; analyzes: number; vacuums: number }[] = await db.query(
-    `SELECT relname AS table, (analyze_count + autoanalyze_count)::int AS analyzes, (vacuum_count + autovacuum_count)::int AS vacuums
-     FROM pg_stat_user_tables WHERE schemaname = current_schema()`,
-  );
-  return Object.fromEntries(rows.map((r) => [r.table, { analyzes: r.analyzes, vacuums: r.vacuums }]));
-}
-
-/** What the upkeep did between two counts: in all, and by table (those it touched). */
-function upkeepBetween(before: Awaited<ReturnType<typeof upkeepCounts>>, after: Awaited<ReturnType<typeof upkeepCounts>>): InstancesRun['upkeep'] {
+/** What the upkeep (or anyone) analyzed and vacuumed between two snapshots of the tables' counters: in all, and by table (those it touched). */
+function upkeepBetween(before: Map<string, TableActivity>, after: Map<string, TableActivity>): InstancesRun['upkeep'] {
   const byTable: Record<string, string> = {};
   let analyzes = 0;
   let vacuums = 0;
-  for (const [table, counts] of Object.entries(after)) {
-    const a = counts.analyzes - (before[table]?.analyzes ?? 0);
-    const v = counts.vacuums - (before[table]?.vacuums ?? 0);
-    analyzes += a;
-    vacuums += v;
-    if (a > 0 || v > 0) byTable[table] = `${a} / ${v}`;
+  for (const [table, { analyzed, vacuumed }] of Object.entries(tableActivityBetween(before, after))) {
+    analyzes += analyzed;
+    vacuums += vacuumed;
+    if (analyzed > 0 || vacuumed > 0) byTable[table] = `${analyzed} / ${vacuumed}`;
   }
   return { analyzes, vacuums, by_table: byTable };
 }
@@ -269,11 +258,11 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       const eventsBefore = { ...appliedBy };
       console.log(`${instances} instance(s): ${events} events ...`);
       if (withStatements) await database.db.query(`SELECT ${STATEMENTS}_reset()`);
-      const upkeepBefore = await upkeepCounts(database.db);
+      const upkeepBefore = await tableActivity(database.db);
       const cpuBefore = services.map((s) => s.stats.cpuSeconds());
       const run = await throughputRun(scope, database.db, together(services), employers, events, { seed: 3100 + instances, tableStats: withTables });
       const cpuAfter = services.map((s) => s.stats.cpuSeconds());
-      const upkeepAfter = await upkeepCounts(database.db);
+      const upkeepAfter = await tableActivity(database.db);
       const eventsBy = eventsOfEach(held, events);
       count(eventsBy);
       const instanceCpu = Object.fromEntries(
