@@ -74,6 +74,7 @@ export class AppModule {
           ...dataSourceOptions({
             url: databaseUrl,
             poolSize: config.embedded ? 1 : config.DATABASE_POOL_SIZE,
+            idleTimeoutMs: config.DATABASE_POOL_IDLE_TIMEOUT_MS,
             preparedStatements: config.preparedStatements,
           }),
           // Migrated before the pool opens (migrateDatabase), except on the embedded database.

@@ -94,6 +94,15 @@ describe('loadConfig', () => {
     for (const name of ['OUTBOX_RETENTION_DAYS', 'OPS_AUDIT_RETENTION_DAYS', 'DATABASE_PARTITION_DAYS_AHEAD']) expect(problems).toMatch(name);
   });
 
+  it('keeps idle pooled connections five minutes unless set; 0 keeps them, anything else whole and at most a day', () => {
+    expect(loadConfig({}).DATABASE_POOL_IDLE_TIMEOUT_MS).toBe(300_000);
+    expect(loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '0' }).DATABASE_POOL_IDLE_TIMEOUT_MS).toBe(0);
+    expect(loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '15000' }).DATABASE_POOL_IDLE_TIMEOUT_MS).toBe(15_000);
+    for (const bad of ['-1', '1.5', 'forever', '86400001']) {
+      expect(problemsOf({ DATABASE_POOL_IDLE_TIMEOUT_MS: bad }).join('\n')).toMatch(/DATABASE_POOL_IDLE_TIMEOUT_MS must be a whole number of milliseconds from 0 to 86400000/);
+    }
+  });
+
   it('rejects a port out of range', () => {
     expect(problemsOf({ PORT: '70000' }).join('\n')).toMatch(/PORT/);
   });

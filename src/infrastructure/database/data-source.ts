@@ -6,6 +6,8 @@ export interface DatabaseSettings {
   url: string;
   /** The embedded database is one backend session, so its pool holds exactly one connection. */
   poolSize: number;
+  /** How long an idle pooled connection is kept (0: until the pool ends); the client library's 10 s when unset. */
+  idleTimeoutMs?: number;
   logging?: boolean;
   /** Parameterised statements run prepared, once per connection (PreparedStatementsClient); default true. */
   preparedStatements?: boolean;
@@ -26,6 +28,7 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     uuidExtension: 'pgcrypto',
     extra: {
       max: settings.poolSize,
+      ...(settings.idleTimeoutMs !== undefined && { idleTimeoutMillis: settings.idleTimeoutMs }),
       connectionTimeoutMillis: 10_000,
       ...(settings.preparedStatements !== false && { Client: PreparedStatementsClient }),
     },
