@@ -68,6 +68,8 @@ interface InstancesRun {
   events_by_instance: Record<string, number>;
   /** Each instance's CPU until every event was consumed (its job work too), per event of the partitions it held, by its client id. */
   instance_cpu_ms_per_own_event: Record<string, number>;
+  /** PostgreSQL backends the instances' pools started during the run (each loads its caches and plans its statements anew), and their CPU. */
+  database_backends_started: ThroughputRun['database_backends_started'] | null;
   /** ANALYZEs and VACUUMs of the service's tables during the run (pg_stat_user_tables), by whichever instance ran them. */
   upkeep: { analyzes: number; vacuums: number; by_table: Record<string, string> };
   /** Events each instance applied before this measured run (every earlier run and warm-up), by its client id. */
@@ -296,6 +298,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         database_cpu_ms_per_event: round((run.database_cpu_seconds * 1000) / events, 2),
         broker_cpu_ms_per_event: run.broker_cpu_seconds === undefined ? null : round((run.broker_cpu_seconds * 1000) / events, 3),
         batch_means: run.batch_means ?? null,
+        database_backends_started: run.database_backends_started ?? null,
         partitions: Object.fromEntries([...held].sort()),
         events_by_instance: eventsBy,
         instance_cpu_ms_per_own_event: instanceCpu,
@@ -307,7 +310,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
     }
 
     printTable(
-      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance', 'events each had applied before', 'ANALYZE / VACUUM'],
+      ['instances', 'events', 'events/s e2e', 'consumed/s', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance', 'events each had applied before', 'ANALYZE / VACUUM', 'PG backends started (CPU)'],
       runs.map((r) => [
         r.instances,
         r.events,
@@ -323,6 +326,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         Object.values(r.instance_cpu_ms_per_own_event).map((ms) => `${ms} ms`).join(' / '),
         Object.values(r.events_before_by_instance).join(' / '),
         `${r.upkeep.analyzes} / ${r.upkeep.vacuums}`,
+        r.database_backends_started ? `${r.database_backends_started.count} (${r.database_backends_started.cpu_seconds} s)` : '-',
       ]),
     );
     console.log('ANALYZE / VACUUM by table, per run:');
