@@ -971,10 +971,17 @@ export function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | un
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|SET TRANSACTION)/i;
 
 /** One service's readings for throughputRun: the CPU of every instance, added. */
-export const together = (services: BenchService[]): BenchService => ({
+/** Instances measured as one: their CPU added; `onReading` sees each instance's share of every reading. */
+export const together = (services: BenchService[], onReading?: (eachCpuSeconds: number[]) => void): BenchService => ({
   ...services[0],
   urls: services.map((s) => s.url),
-  stats: { cpuSeconds: () => services.reduce((sum, s) => sum + s.stats.cpuSeconds(), 0) } as BenchService['stats'],
+  stats: {
+    cpuSeconds: () => {
+      const each = services.map((s) => s.stats.cpuSeconds());
+      onReading?.(each);
+      return each.reduce((sum, cpu) => sum + cpu, 0);
+    },
+  } as BenchService['stats'],
 });
 
 export async function waitForMembers(scope: KafkaScope, count: number, timeoutMs = 120_000): Promise<Map<string, number[]>> {

@@ -272,13 +272,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       // Each instance's CPU read whenever the run reads theirs together (its timed span: from the
       // first events sent until every one was consumed), not over the table counters' waits around it.
       const readings: number[][] = [];
-      const measured = together(services);
-      const cpuOfAll = measured.stats.cpuSeconds;
-      measured.stats.cpuSeconds = () => {
-        readings.push(services.map((s) => s.stats.cpuSeconds()));
-        return cpuOfAll();
-      };
-      const run = await throughputRun(scope, database.db, measured, employers, events, { seed: 3100 + instances, tableStats: withTables });
+      const run = await throughputRun(scope, database.db, together(services, (each) => readings.push(each)), employers, events, { seed: 3100 + instances, tableStats: withTables });
       const [cpuBefore, cpuAfter] = [readings[0], readings[readings.length - 1]];
       const upkeepAfter = await tableActivity(database.db);
       const eventsBy = eventsOfEach(held, events);
