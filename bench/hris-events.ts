@@ -31,7 +31,10 @@
  *
  * KAFKA_BATCH_MAX=<n> is passed to the service; --keep-database leaves the database for EXPLAIN.
  * --instances=N runs N services in one consumer group, their CPU added (default 1);
- * --warm-up-events=0 makes the first round a cold start.
+ * --warm-up-events=0 makes the first round a cold start; with it, --cold-starts=N (at most the
+ * five rounds) starts a new service process before each of the first N rounds, so that N cold
+ * starts are set against the raw rounds of the same minutes (one first round alone is one sample
+ * on a shared host: 50–80 % of the raw median from run to run within an hour).
  * --inbox-history-days=N (at most 6, inside the inbox's 7 days of retention) first fills N past
  * days' inbox partitions with --inbox-history-keys-per-day (default 200,000) keys each, as a
  * service running for a while has them: every claim of a new key searches the days kept.
@@ -272,6 +275,25 @@ export interface StatementsRun {
   };
 }
 
+export interface ColdStarts {
+  rounds: { end_to_end_events_per_second: number; percent_of_raw_median: number; service_cpu_ms_per_event: number }[];
+  median_percent_of_raw_median: number;
+}
+
+/** The cold rounds' rates as shares of the raw pipeline's median (null when no round was cold). */
+function coldStartsAgainst(coldRounds: readonly ThroughputRun[], rawMedian: number): ColdStarts | null {
+  if (coldRounds.length === 0) return null;
+  const rounds = coldRounds.map((r) => ({
+    end_to_end_events_per_second: r.end_to_end_events_per_second,
+    percent_of_raw_median: round((r.end_to_end_events_per_second / rawMedian) * 100),
+    service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
+  }));
+  const sorted = rounds.map((r) => r.percent_of_raw_median).sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 === 1 ? sorted[middle] : round((sorted[middle - 1] + sorted[middle]) / 2);
+  return { rounds, median_percent_of_raw_median: median };
+}
+
 export interface HrisEventsResult {
   machine: Awaited<ReturnType<typeof machineInfo>>;
   employers: number;
@@ -302,6 +324,8 @@ export interface HrisEventsResult {
     database_cpu_ms_per_event: number;
     database_cpu_ms_per_event_end_to_end: number;
   }[];
+  /** With --warm-up-events=0: the rounds run by a service just started, against the raw median. */
+  cold_starts?: ColdStarts | null;
   /** Row counters of every table over the measured rounds together (ROUNDS × events), and the HOT share of the queue tables' updates. */
   table_activity: { events: number; tables: Record<string, TableActivity>; queue_tables: readonly string[]; queue_hot_percent: number | null };
   targets: TargetCheck[];
@@ -1113,6 +1137,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
   const warmUpEvents = Number(argValue('warm-up-events') ?? WARM_UP_EVENTS);
   const keepDatabase = process.argv.includes('--keep-database');
   const instanceCount = Math.max(1, Number(argValue('instances') ?? 1));
+  const coldStarts = warmUpEvents === 0 ? Math.min(ROUNDS, Math.max(1, Number(argValue('cold-starts') ?? 1))) : 0;
+  if (coldStarts > 1 && instanceCount > 1) throw new Error('--cold-starts takes one instance');
   const historyDays = Math.min(6, Math.max(0, Number(argValue('inbox-history-days') ?? 0)));
   const historyKeysPerDay = Number(argValue('inbox-history-keys-per-day') ?? 200_000);
   await ensureKafka();
@@ -1129,6 +1155,13 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     for (let i = 1; i <= instanceCount; i++) instances.push(await startHrisService(database.url, scope, instanceCount > 1 ? { KAFKA_CLIENT_ID: `instance-${i}` } : {}));
     service = instanceCount > 1 ? together(instances) : instances[0];
     stopInstances = () => Promise.all(instances.map((s) => s.stop())).then(() => undefined);
+    // A fresh process for a cold start: the one before leaves the group, the new one takes every partition.
+    const restartService = async () => {
+      await instances[0].stop();
+      instances[0] = await startHrisService(database.url, scope);
+      service = instances[0];
+      await waitForMembers(scope, 1);
+    };
     if (instanceCount > 1) await waitForMembers(scope, instanceCount);
     const employers = await benchEmployers(service, scope);
     const covered = new Set(employers.map((e) => partitionOf(e.connectionId, scope.physical(HRIS_TOPIC)))).size;
@@ -1153,7 +1186,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     const rawsProduced: RawRun[] = [];
     let settled = 0;
     for (let n = 1; n <= ROUNDS; n++) {
-      console.log(`round ${n} of ${ROUNDS}: the service over ${events} events, then the raw pipeline over as many, consumed after and as produced ...`);
+      if (n > 1 && n <= coldStarts) await restartService();
+      console.log(`round ${n} of ${ROUNDS}: the service${n <= coldStarts ? ' (just started)' : ''} over ${events} events, then the raw pipeline over as many, consumed after and as produced ...`);
       settled += await settle(database.db);
       services.push(await throughputRun(scope, database.db, service, employers, events, { seed: throughputSeed(n), tableStats: true }));
       settled += await settle(database.db);
@@ -1252,6 +1286,14 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         (run.worst_seconds ?? []).map((w) => [w.second, w.events, w.p99_committed_ms, w.max_committed_ms, w.machine_busy_percent, w.background.join('; ') || '-']),
       );
     }
+    const coldStartRuns = coldStartsAgainst(services.slice(0, coldStarts), raw.events_per_second);
+    if (coldStartRuns) {
+      console.log(
+        `cold starts (the first round after the employers' set-up over HTTP, the others right after a start): ` +
+          coldStartRuns.rounds.map((r) => `${r.end_to_end_events_per_second} events/s = ${r.percent_of_raw_median} % (service ${r.service_cpu_ms_per_event} ms/event)`).join('; ') +
+          `; median ${coldStartRuns.median_percent_of_raw_median} % of the raw median ${raw.events_per_second}`,
+      );
+    }
     // End to end means every provider job complete, not only every event consumed.
     const share = round((throughput.end_to_end_events_per_second / raw.events_per_second) * 100);
     const shareAsProduced = round((throughput.end_to_end_events_per_second / rawProduced.events_per_second) * 100);
@@ -1305,6 +1347,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       paced_consumer_only: pacedConsumerOnly,
       consumer_only: consumerOnly,
       statements,
+      cold_starts: coldStartRuns,
       // Every round's figures: the machine is shared, and a median round's CPU is one sample.
       rounds: services.map((r, i) => ({
         end_to_end_events_per_second: r.end_to_end_events_per_second,
