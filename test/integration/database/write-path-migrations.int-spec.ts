@@ -362,6 +362,8 @@ describeWithPostgres('migrations of the write path', () => {
         expect(after[table]).toContain('autovacuum_vacuum_scale_factor=0.01');
         // What the table upkeep reads of it, where autovacuum is off.
         expect(thresholdsOf(server, after[table])!.analyze).toEqual({ rows: 50, share: 0.1 });
+        // Its vacuums still come at 1 % of change, not at the server's 20 %.
+        expect(thresholdsOf(server, after[table])!.vacuum.share).toBe(0.01);
       }
       await new GrownTablesAnalyzedLessOften1798960000000().down(runner);
       const before = await options();
