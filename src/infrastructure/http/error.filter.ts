@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseBusyError, sqlStateOf } from '../database/transient-errors';
+import { LogSampler } from '../observability/log-sampler';
 import { toErrorResponse } from './error-response';
 
 /** The one place errors become HTTP: every failure leaves as the spec's error object. */
@@ -14,7 +15,10 @@ export class ErrorFilter implements ExceptionFilter {
   }
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger): void {
+/** One warning a second per SQL state for requests the database turned away (a lock storm refuses thousands). */
+const BUSY_WARNINGS = new LogSampler(1_000);
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger, busyWarnings = BUSY_WARNINGS): void {
   if (clientWentAway(request, error)) {
     // Not the service's error: nobody is left to answer, and the log gets one quiet line.
     logger.log({ reqId: request.id, method: request.method, url: request.url }, 'the client closed the connection before its request had arrived');
@@ -28,8 +32,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
       error instanceof Error ? error.stack : String(error),
     );
   } else if (isDatabaseBusyError(error)) {
-    // Answered 429, but a deadlock or a lock timeout is worth seeing beside the request it cost.
-    logger.warn({ reqId: request.id, method: request.method, url: request.url, sqlState: sqlStateOf(error) }, `the database refused the request's transaction for now: ${(error as Error).message}`);
+    // Answered 429, but a deadlock or a lock timeout is worth seeing beside a request it cost.
+    const sqlState = sqlStateOf(error);
+    const leftOut = busyWarnings.take(sqlState ?? '', Date.now());
+    if (leftOut !== undefined) {
+      const since = leftOut > 0 ? ` (and ${leftOut} more request(s) refused for it since the last such line)` : '';
+      logger.warn({ reqId: request.id, method: request.method, url: request.url, sqlState, leftOut }, `the database refused the request's transaction for now: ${(error as Error).message}${since}`);
+    }
   }
   if (reply.sent) return;
   void reply
