@@ -24,8 +24,10 @@ import { createConnection, workerSettings } from '../sync/sync-test-kit';
 
 /** Far longer than any test: a job resumed within a test was never waiting for its lease to run out. */
 const LONG_LEASE_MS = 10 * 60_000;
-const HEARTBEAT_MS = 50;
-const DEAD_AFTER_MS = 400;
+// Bounds with room for a loaded CI host, where the suites beside this one can hold its event loop
+// for a few hundred milliseconds: a live instance must never miss a whole bound by such a stall.
+const HEARTBEAT_MS = 100;
+const DEAD_AFTER_MS = 1_500;
 
 /**
  * A process's view of the database that can be cut, as a kill (or a frozen process) cuts it: its
@@ -263,17 +265,17 @@ describeWithPostgres('dead-lease recovery: instances with a heartbeat (PostgreSQ
 
   it("a live instance's long job keeps its lease through renewals: the other instance never takes it", async () => {
     const handler = new RecordingHandler(type);
-    handler.runMs = 1_500;
+    handler.runMs = 4_000;
     const a = await newInstance('node-a');
-    // A lease of 300 ms, renewed every 100 ms, on a job of 1.5 s.
-    const workerA = newWorker(a.instance, a.reach, handler, 300);
+    // A lease of 1.2 s, renewed every 400 ms, on a job of 4 s: more than three leases long.
+    const workerA = newWorker(a.instance, a.reach, handler, 1_200);
     await a.instance.start();
     workerA.start();
     const jobId = await enqueue();
     await expectEventually(async () => expect(await jobState(jobId)).toMatchObject({ leased_by: a.instance.id }));
 
     const b = await newInstance('node-b');
-    const workerB = newWorker(b.instance, b.reach, handler, 300);
+    const workerB = newWorker(b.instance, b.reach, handler, 1_200);
     await b.instance.start();
     workerB.start();
 
