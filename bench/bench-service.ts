@@ -55,6 +55,13 @@ export interface TargetCheck {
 }
 
 export const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** The median of these values (the mean of the middle two for an even count, rounded to `digits`). */
+export function median(values: readonly number[], digits = 1): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : round((sorted[mid - 1] + sorted[mid]) / 2, digits);
+}
 export const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 let built = false;

@@ -61,6 +61,7 @@ import {
   DatabaseCpu,
   describeMachine,
   machineInfo,
+  median,
   printTable,
   printTargets,
   round,
@@ -243,8 +244,8 @@ async function settle(db: DataSource): Promise<number> {
 
 /** The run of the median rate, with every round's rate in order. */
 function medianOf<T>(runs: readonly T[], rate: (run: T) => number): T & { repetitions: number[] } {
-  const median = [...runs].sort((a, b) => rate(a) - rate(b))[Math.floor(runs.length / 2)];
-  return { ...median, repetitions: runs.map(rate) };
+  const middle = [...runs].sort((a, b) => rate(a) - rate(b))[Math.floor(runs.length / 2)];
+  return { ...middle, repetitions: runs.map(rate) };
 }
 
 /** The consumer groups the raw runs leave behind, for the scope to delete. */
@@ -288,10 +289,7 @@ function coldStartsAgainst(coldRounds: readonly ThroughputRun[], rawMedian: numb
     percent_of_raw_median: round((r.end_to_end_events_per_second / rawMedian) * 100),
     service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
   }));
-  const sorted = rounds.map((r) => r.percent_of_raw_median).sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 === 1 ? sorted[middle] : round((sorted[middle - 1] + sorted[middle]) / 2);
-  return { rounds, median_percent_of_raw_median: median };
+  return { rounds, median_percent_of_raw_median: median(rounds.map((r) => r.percent_of_raw_median)) };
 }
 
 export interface HrisEventsResult {
