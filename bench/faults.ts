@@ -357,6 +357,10 @@ export const SCENARIOS: Scenario[] = [
         // Many small calls, so the faults meet many of them: folded whole, the due groups of a
         // benefit went in so few calls that a 30 % fault rate sometimes struck none.
         PROVIDER_CALL_MAX_CHANGES: '4',
+        // A job the faults strike eight times running waits 1 + 2 + … + 128 s under the default
+        // cap: past the settle window while nothing is lost. Capped at 8 s, it takes some twenty
+        // failures in a row (0.3^20) to outlast the window; retries and backoff still run.
+        PROVIDER_RETRY_MAX_DELAY_MS: '8000',
       });
       const plan = planFor(employers, ctx.sizes, 303);
       await deployment.scope.produce(plan.messages);

@@ -118,6 +118,14 @@ describe('loadConfig', () => {
     expect(problems).toMatch(/PROVIDER_TIMEOUT_RATE must be a number from 0 to 1/);
   });
 
+  it('caps the wait between provider retries at five minutes unless set, in whole milliseconds', () => {
+    expect(loadConfig({}).PROVIDER_RETRY_MAX_DELAY_MS).toBe(300_000);
+    expect(loadConfig({ PROVIDER_RETRY_MAX_DELAY_MS: '8000' }).PROVIDER_RETRY_MAX_DELAY_MS).toBe(8_000);
+    for (const bad of ['50', '1.5', 'soon', '3600001']) {
+      expect(problemsOf({ PROVIDER_RETRY_MAX_DELAY_MS: bad }).join('\n')).toMatch(/PROVIDER_RETRY_MAX_DELAY_MS/);
+    }
+  });
+
   it('bounds the changes of one provider call by a whole number, 1,000 unless set', () => {
     expect(loadConfig({}).PROVIDER_CALL_MAX_CHANGES).toBe(1_000);
     expect(loadConfig({ PROVIDER_CALL_MAX_CHANGES: '25' }).PROVIDER_CALL_MAX_CHANGES).toBe(25);

@@ -17,6 +17,7 @@ import {
   validateSync,
 } from 'class-validator';
 import { ORIGIN_FORM, parseOrigins } from '../domain/applications/application-origins';
+import { DEFAULT_PROVIDER_RETRY_MAX_DELAY_MS } from '../domain/jobs/job';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -643,6 +644,17 @@ export class AppConfig {
   @Min(0)
   @Max(600_000)
   PROVIDER_LATENCY_MS?: number;
+
+  /**
+   * The longest wait between two runs of a job against a provider (retries double from a first
+   * wait sized by the provider's latency). Runs stop once the retry budget (ten minutes or
+   * twenty of the provider's slowest calls) is spent, so a lower cap means more runs in it.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'PROVIDER_RETRY_MAX_DELAY_MS must be a whole number of milliseconds' })
+  @Min(100)
+  @Max(3_600_000)
+  PROVIDER_RETRY_MAX_DELAY_MS = DEFAULT_PROVIDER_RETRY_MAX_DELAY_MS;
 
   /**
    * Fault drills: the share (0–1) of live provider calls answered with a provider server

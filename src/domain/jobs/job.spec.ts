@@ -47,4 +47,16 @@ describe('retries bounded by time', () => {
     }
     expect(now.getTime() - start.getTime()).toBeGreaterThan(30 * 60_000);
   });
+
+  it('caps every wait at the configured longest, the first one too, and runs more often within the same budget', () => {
+    const capped = retryPolicyForLatency({ min: 5_000, max: 120_000 }, 8_000);
+    expect(capped.baseDelayMs).toBe(8_000);
+    expect(capped.maxDelayMs).toBe(8_000);
+    expect(capped.budgetMs).toBe(40 * 60_000);
+    const fast = retryPolicyForLatency({ min: 50, max: 500 }, 8_000);
+    const waits: number[] = [];
+    for (let runs = 1; runs <= 6; runs++) waits.push(nextAttemptAt(start, runs, fast, start)!.getTime() - start.getTime());
+    expect(waits).toEqual([1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
+    expect(retryPolicyForLatency({ min: 50, max: 500 }).maxDelayMs).toBe(5 * 60_000);
+  });
 });

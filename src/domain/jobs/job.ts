@@ -75,18 +75,22 @@ export function nextAttemptAt(now: Date, attempts: number, policy: RetryPolicy, 
   return next;
 }
 
+/** The longest wait between two runs of work against a provider, unless configured shorter or longer. */
+export const DEFAULT_PROVIDER_RETRY_MAX_DELAY_MS = 5 * 60_000;
+
 /**
  * Retries of work against a provider, sized from its live latency (the catalogue's range): a
  * provider whose calls take up to two minutes gets minutes between runs and most of an hour in
  * all, one answering in half a second gets seconds and ten minutes. Bounded by time, not by a
- * count, so a slow provider is not given up on after a few quick tries.
+ * count, so a slow provider is not given up on after a few quick tries. `maxDelayMs` caps each
+ * wait (the first one too): a shorter cap means more runs within the same budget.
  */
-export function retryPolicyForLatency(latency: { min: number; max: number }): RetryPolicy {
-  const baseDelayMs = Math.min(30_000, Math.max(1_000, Math.round(latency.max / 10)));
+export function retryPolicyForLatency(latency: { min: number; max: number }, maxDelayMs = DEFAULT_PROVIDER_RETRY_MAX_DELAY_MS): RetryPolicy {
+  const baseDelayMs = Math.min(maxDelayMs, 30_000, Math.max(1_000, Math.round(latency.max / 10)));
   return {
     maxAttempts: 30,
     baseDelayMs,
-    maxDelayMs: 5 * 60_000,
+    maxDelayMs,
     budgetMs: Math.max(10 * 60_000, 20 * latency.max),
   };
 }

@@ -6,7 +6,7 @@ import { ConnectionsRepository } from '../../infrastructure/database/repositorie
 
 /**
  * The retry policy of work against a connection's provider, sized from its live latency (the
- * catalogue's, or PROVIDER_LATENCY_MS when set).
+ * catalogue's, or PROVIDER_LATENCY_MS when set), each wait at most PROVIDER_RETRY_MAX_DELAY_MS.
  */
 @Injectable()
 export class ProviderRetryPolicies {
@@ -37,6 +37,7 @@ export class ProviderRetryPolicies {
     const provider = connection && this.catalogue.find(connection.providerId);
     if (!provider) return DEFAULT_RETRY_POLICY;
     const configured = this.config.PROVIDER_LATENCY_MS;
-    return retryPolicyForLatency(configured === undefined ? provider.live_latency_ms : { min: configured, max: configured });
+    const latency = configured === undefined ? provider.live_latency_ms : { min: configured, max: configured };
+    return retryPolicyForLatency(latency, this.config.PROVIDER_RETRY_MAX_DELAY_MS);
   }
 }

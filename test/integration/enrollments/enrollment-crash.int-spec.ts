@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../../src/config/app-config';
 import { DEFAULT_RETRY_POLICY, Job, nextAttemptAt } from '../../../src/domain/jobs/job';
 import { employerRefOf, ProviderChangeResult } from '../../../src/domain/providers/provider-port';
 import { CLOCK, Clock, ManualClock } from '../../../src/domain/shared/clock';
@@ -247,6 +248,40 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('complete'));
     expect(calls).toBe(3);
     expect(await groupJob(jobId)).toEqual({ status: 'complete', attempts: 3 });
+  });
+
+  it('the wait between runs is capped by PROVIDER_RETRY_MAX_DELAY_MS: each failure reschedules the job at most that far ahead', async () => {
+    const config = service.app.get(AppConfig);
+    const configured = config.PROVIDER_RETRY_MAX_DELAY_MS;
+    config.PROVIDER_RETRY_MAX_DELAY_MS = 1_500; // read when the new connection's policy is first looked up
+    try {
+      const { token, people, benefitId } = await employerWithPlan();
+      let calls = 0;
+      adapter.applyChanges = async (ref, id, changes) => {
+        calls++;
+        if (calls <= 3) throw new DomainError('provider_error', 'The provider answered 503');
+        return realApply(ref, id, changes);
+      };
+      const jobId = await enroll(token, benefitId, people);
+      worker(service.app.get(JobsRepository), 10_000);
+      const dueIn = async () => {
+        const [row] = await db().query(`SELECT scheduled_at FROM jobs WHERE kind = 'internal' AND params->>'job_id' = $1`, [jobId]);
+        return new Date(row.scheduled_at).getTime() - clock.now().getTime();
+      };
+      // Uncapped the waits would be 1, 2 and 4 s.
+      for (const [run, wait] of [[1, 1_000], [2, 1_500], [3, 1_500]]) {
+        await expectEventually(() => expect(calls).toBe(run));
+        await workersIdle();
+        await expectEventually(async () => expect(await groupJob(jobId)).toEqual({ status: 'pending', attempts: run }));
+        expect(await dueIn()).toBe(wait);
+        clock.advance(wait);
+        service.app.get(JobSignal).nudge();
+      }
+      await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('complete'));
+      expect(calls).toBe(4);
+    } finally {
+      config.PROVIDER_RETRY_MAX_DELAY_MS = configured;
+    }
   });
 
   it('a provider that never recovers: retried for its retry budget (time, not a count); then each individual carries the error and the job ends in error', async () => {
