@@ -147,6 +147,17 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     return res.body.job_id;
   }
 
+  /** The provider answers 503 to its first `failures` calls, then works: how many calls it got so far. */
+  function providerFailingFirst(failures: number): () => number {
+    let calls = 0;
+    adapter.applyChanges = async (ref, id, changes) => {
+      calls++;
+      if (calls <= failures) throw new DomainError('provider_error', 'The provider answered 503');
+      return realApply(ref, id, changes);
+    };
+    return () => calls;
+  }
+
   // The worker has recorded its run (its backoff is set from the clock it read): only then may a test move the clock.
   const workersIdle = () => expectEventually(() => expect(workers.flatMap((w) => w.activeJobIds)).toEqual([]));
   const jobRow = async (id: string) => (await db().query(`SELECT status, result FROM jobs WHERE id = $1`, [id]))[0];
@@ -225,28 +236,23 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
 
   it('provider errors are retried with backoff; the job completes when the provider recovers', async () => {
     const { token, people, benefitId } = await employerWithPlan();
-    let calls = 0;
-    adapter.applyChanges = async (ref, id, changes) => {
-      calls++;
-      if (calls <= 2) throw new DomainError('provider_error', 'The provider answered 503');
-      return realApply(ref, id, changes);
-    };
+    const calls = providerFailingFirst(2);
     const jobId = await enroll(token, benefitId, people);
     worker(service.app.get(JobsRepository), 10_000);
 
     await expectEventually(async () => expect((await groupJob(jobId)).status).toBe('pending'));
-    await expectEventually(() => expect(calls).toBe(1));
+    await expectEventually(() => expect(calls()).toBe(1));
     await workersIdle();
     // Backoff is the clock's: 1 s after the first failure, 2 s after the second.
     clock.advance(1_000);
     service.app.get(JobSignal).nudge();
-    await expectEventually(() => expect(calls).toBe(2));
+    await expectEventually(() => expect(calls()).toBe(2));
     await workersIdle();
     expect((await jobRow(jobId)).status).toBe('pending');
     clock.advance(2_000);
     service.app.get(JobSignal).nudge();
     await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('complete'));
-    expect(calls).toBe(3);
+    expect(calls()).toBe(3);
     expect(await groupJob(jobId)).toEqual({ status: 'complete', attempts: 3 });
   });
 
@@ -256,12 +262,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
     config.PROVIDER_RETRY_MAX_DELAY_MS = 1_500; // read when the new connection's policy is first looked up
     try {
       const { token, people, benefitId } = await employerWithPlan();
-      let calls = 0;
-      adapter.applyChanges = async (ref, id, changes) => {
-        calls++;
-        if (calls <= 3) throw new DomainError('provider_error', 'The provider answered 503');
-        return realApply(ref, id, changes);
-      };
+      const calls = providerFailingFirst(3);
       const jobId = await enroll(token, benefitId, people);
       worker(service.app.get(JobsRepository), 10_000);
       const dueIn = async () => {
@@ -270,7 +271,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
       };
       // Uncapped the waits would be 1, 2 and 4 s.
       for (const [run, wait] of [[1, 1_000], [2, 1_500], [3, 1_500]]) {
-        await expectEventually(() => expect(calls).toBe(run));
+        await expectEventually(() => expect(calls()).toBe(run));
         await workersIdle();
         await expectEventually(async () => expect(await groupJob(jobId)).toEqual({ status: 'pending', attempts: run }));
         expect(await dueIn()).toBe(wait);
@@ -278,7 +279,7 @@ describeWithPostgres('enrollment jobs survive crashes and provider failures (Pos
         service.app.get(JobSignal).nudge();
       }
       await expectEventually(async () => expect((await jobRow(jobId)).status).toBe('complete'));
-      expect(calls).toBe(4);
+      expect(calls()).toBe(4);
     } finally {
       config.PROVIDER_RETRY_MAX_DELAY_MS = configured;
     }
