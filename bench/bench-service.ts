@@ -62,6 +62,7 @@ export function median(values: readonly number[], digits = 1): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid] : round((sorted[mid - 1] + sorted[mid]) / 2, digits);
 }
+
 export const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 let built = false;
