@@ -6,7 +6,7 @@
  * expected (the instances, PostgreSQL and the brokers share its cores): the CPU per event is
  * what predicts a machine per instance.
  *
- *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements] [--tables] [--no-settle]
+ *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements] [--tables] [--lock-waits] [--no-settle]
  *
  * Two instances against one is measured alternately, --alternations times (default 3): one, two,
  * one, two, …, then three. Going back to one stops the newest instance; going to two starts a
@@ -25,6 +25,9 @@
  * grew most from one instance to three: what each added instance costs the database, told
  * apart into more calls (polling, smaller rounds) and dearer calls (contention).
  *
+ * With `--lock-waits`, each run also samples PostgreSQL's backends waiting for a lock (every
+ * 25 ms): which statement waits, on which statement of which transaction, and how often.
+ *
  * With `--tables`, each run also counts the rows written per event by table (pg_stat_user_tables;
  * 11 s before and after each run for the counters to arrive), printed by instance count.
  *
@@ -41,6 +44,7 @@ import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild,
 import { DataSource } from 'typeorm';
 import { backgroundKind, benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
 import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS, PrivatePostgres, startPrivatePostgres } from './hris-kit';
+import { LockWaits, sampleLockWaits } from './lock-waits';
 
 /** PostgreSQL's statements of one run, per event, by who runs them. */
 interface StatementsByRole {
@@ -78,6 +82,8 @@ interface InstancesRun {
   statements?: StatementsByRole;
   /** With --tables: each table's row counters over the run (pg_stat_user_tables). */
   tables?: Record<string, TableActivity>;
+  /** With --lock-waits: the backends waiting for a lock over the run, by what they wait for. */
+  lock_waits?: LockWaits;
 }
 
 /**
@@ -155,6 +161,15 @@ function printStatementGrowth(first: InstancesRun, last: InstancesRun, top = 10)
   );
 }
 
+/** Each run's lock waits: how many backends waited on average, and the commonest waits. */
+function printLockWaits(runs: readonly InstancesRun[]): void {
+  for (const r of runs) {
+    const w = r.lock_waits!;
+    console.log(`lock waits, ${r.instances} instance(s): ${w.mean_waiting} backends waiting on average over ${w.samples} samples`);
+    for (const p of w.pairs) console.log(`  ${p.share} %  ${p.waiting}\n         waits for ${p.blocked_by}`);
+  }
+}
+
 /** What the upkeep (or anyone) analyzed and vacuumed between two snapshots of the tables' counters: in all, and by table (those it touched). */
 function upkeepBetween(before: Map<string, TableActivity>, after: Map<string, TableActivity>): InstancesRun['upkeep'] {
   const byTable: Record<string, string> = {};
@@ -192,6 +207,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
   const withStatements = process.argv.includes('--statements');
   // Each run's rows written by table (11 s before and after it for the counters to arrive, outside the timed span).
   const withTables = process.argv.includes('--tables');
+  const withLockWaits = process.argv.includes('--lock-waits');
   // The events' people: 6 employers of this many (300 by default, every batch then touches most of them).
   const employeesPerEmployer = Number(argValue('employees') ?? 50);
   const settle = !process.argv.includes('--no-settle');
@@ -266,7 +282,9 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       // Each instance's CPU read whenever the run reads theirs together (its timed span: from the
       // first events sent until every one was consumed), not over the table counters' waits around it.
       const readings: number[][] = [];
+      const lockSampler = withLockWaits ? sampleLockWaits(database.db) : undefined;
       const run = await throughputRun(scope, database.db, together(services, (each) => readings.push(each)), employers, events, { seed: 3100 + instances, tableStats: withTables });
+      const lockWaits = await lockSampler?.stop();
       const [cpuBefore, cpuAfter] = [readings[0], readings[readings.length - 1]];
       const upkeepAfter = await tableActivity(database.db);
       const eventsBy = eventsOfEach(held, events);
@@ -294,6 +312,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         events_before_by_instance: Object.fromEntries(Object.keys(eventsBy).map((member) => [member, eventsBefore[member] ?? 0])),
         ...(withStatements && { statements: await statementsOfRun(database.db, events) }),
         ...(run.table_activity && { tables: run.table_activity }),
+        ...(lockWaits && { lock_waits: lockWaits }),
       });
     }
 
@@ -334,6 +353,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       printStatementGrowth(one, three);
     }
     if (withTables) printRowsByInstances(runs);
+    if (withLockWaits) printLockWaits(runs);
     // A machine per instance: each instance's share of the service CPU, with PostgreSQL on its own machine.
     const perInstanceCeiling = Math.round(1000 / Math.max(0.01, three.service_cpu_ms_per_event));
     console.log(
