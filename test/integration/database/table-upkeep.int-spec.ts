@@ -257,6 +257,8 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     };
     /** The turn as a new database has it: free, and no full round run yet. */
     const fresh = () => dataSource.query(`UPDATE table_upkeep_turn SET next_round_at = '-infinity', full_round_at = '-infinity', vacuums_left = false`);
+    /** Seconds until the turn is free again; 0 when it is (also while no turn was ever taken: '-infinity'). */
+    const leaseLeft = async () => Number((await dataSource.query(`SELECT extract(epoch FROM greatest(next_round_at, now()) - now()) AS wait FROM table_upkeep_turn`))[0].wait);
 
     it('runs one round at a time on the database, whichever instance asks, and the next a poll interval after it ended', async () => {
       const [a, b, c] = turnsOf(3);
@@ -335,8 +337,7 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
       jest.spyOn(a, 'round').mockRejectedValueOnce(new Error('connection lost'));
 
       await expect(a.takeTurn()).rejects.toThrow('connection lost');
-      const [{ wait }] = await dataSource.query(`SELECT extract(epoch FROM greatest(next_round_at, now()) - now()) AS wait FROM table_upkeep_turn`);
-      expect(Number(wait)).toBeLessThan(1);
+      expect(await leaseLeft()).toBeLessThan(1);
       await new Promise((r) => setTimeout(r, 1_000));
       expect(await b.takeTurn()).toBeDefined();
     });
@@ -347,10 +348,7 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
       const release = holding(a);
 
       const running = a.takeTurn();
-      await expectEventually(async () => {
-        const [{ wait }] = await dataSource.query(`SELECT extract(epoch FROM greatest(next_round_at, now()) - now()) AS wait FROM table_upkeep_turn`);
-        expect(Number(wait)).toBeGreaterThan(TURN_LEASE_MS / 1000 - 10);
-      });
+      await expectEventually(async () => expect(await leaseLeft()).toBeGreaterThan(TURN_LEASE_MS / 1000 - 10));
       expect(await b.takeTurn()).toBeUndefined();
       release();
       expect(await running).toBeDefined();
@@ -359,7 +357,6 @@ describeWithPostgres('TableUpkeep (PostgreSQL)', () => {
     it('leaves the turn alone when its round outlived the lease and another instance holds it now', async () => {
       const [a, b, c] = turnsOf(3);
       await started([a, b, c]);
-      const leaseLeft = async () => Number((await dataSource.query(`SELECT extract(epoch FROM greatest(next_round_at, now()) - now()) AS wait FROM table_upkeep_turn`))[0].wait);
       const releaseA = holding(a);
       const releaseB = holding(b);
 
