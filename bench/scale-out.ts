@@ -6,7 +6,7 @@
  * expected (the instances, PostgreSQL and the brokers share its cores): the CPU per event is
  * what predicts a machine per instance.
  *
- *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements] [--tables] [--lock-waits] [--no-settle]
+ *   npx ts-node --transpile-only bench/scale-out.ts [--quick] [--events=10000] [--warm-up-events=10000] [--alternations=3] [--employees=50] [--statements] [--tables] [--lock-waits] [--no-settle] [--result=NAME]
  *
  * Two instances against one is measured alternately, --alternations times (default 3): one, two,
  * one, two, …, then three. Going back to one stops the newest instance; going to two starts a
@@ -360,7 +360,8 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       `service CPU per event with three instances ${three.service_cpu_ms_per_event} ms against ${one.service_cpu_ms_per_event} ms with one: ` +
         `one core per instance would apply about ${perInstanceCeiling} events/s each on the partitions it holds, until PostgreSQL (${three.database_cpu_ms_per_event} ms per event) is the limit`,
     );
-    const written = writeResult(withStatements ? 'scale-out-statements' : 'scale-out', options, {
+    // `--result=NAME` keeps an experiment's run apart from the committed results/scale-out.json.
+    const written = writeResult(argValue('result') ?? (withStatements ? 'scale-out-statements' : 'scale-out'), options, {
       measured_at: new Date().toISOString(),
       machine,
       brokers: 3,
