@@ -128,6 +128,11 @@ export interface ThroughputRun {
    */
   service_event_loop_busy_percent?: number;
   /**
+   * The machine's busy share (every process, all CPUs, from /proc/stat) over the consumer phase,
+   * in percent: below 100, the run left CPU idle (waits, not work, set its pace).
+   */
+  machine_busy_percent: number;
+  /**
    * The mean size of what the service batched until every job was complete, over every
    * instance: HRIS events per consumer transaction (`messages_applied_per_transaction`) and
    * messages per outbox relay round (`outbox_messages_per_round`). Larger is cheaper per event.
@@ -515,6 +520,7 @@ export async function throughputRun(
   const batchesBefore = await batchTotals(service.urls ?? [service.url]);
   const onCluster = scope.brokers === kafkaClusterBrokers();
   const brokerBefore = brokerCpuSeconds(onCluster);
+  const machineBefore = machineTicks();
 
   const started = Date.now();
   const producer = await scope.producer();
@@ -527,6 +533,7 @@ export async function throughputRun(
   const consumedAt = await untilCount(() => inboxSince(db, runStart), events, started, timeoutMs, `consuming ${events} events`);
   const dbMid = await dbCpu.snapshot();
   const cpuMid = service.stats.cpuSeconds();
+  const machineMid = machineTicks();
   const busyMid = await eventLoopBusySeconds(service.url);
   // Deferred jobs are not due: nothing to wait for.
   const completeAt = consumerOnly
@@ -562,6 +569,7 @@ export async function throughputRun(
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
     ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / ((consumedAt - started) / 1000)) * 100, 1) }),
+    machine_busy_percent: round((100 * (machineMid.busy - machineBefore.busy)) / Math.max(1, machineMid.total - machineBefore.total), 1),
     batch_means: batchMeans(batchesBefore, batchesAfter),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
