@@ -132,6 +132,8 @@ export interface ThroughputRun {
    * in percent: below 100, the run left CPU idle (waits, not work, set its pace).
    */
   machine_busy_percent: number;
+  /** The share the hypervisor gave other tenants while this guest had work (steal), in percent: above a few, the run was disturbed. */
+  machine_steal_percent: number;
   /**
    * The mean size of what the service batched until every job was complete, over every
    * instance: HRIS events per consumer transaction (`messages_applied_per_transaction`) and
@@ -202,6 +204,8 @@ export interface RawRun {
   seconds: number;
   events_per_second: number;
   cpu_seconds: number;
+  /** The share of the machine the hypervisor gave other tenants over the timed span (as ThroughputRun's). */
+  machine_steal_percent: number;
   /** The local brokers' CPU over the timed span (the stream produced, when produced as it is consumed). */
   broker_cpu_seconds?: number;
   /** Each repetition's events/s, in order; the figures above are the median repetition's. */
@@ -569,7 +573,8 @@ export async function throughputRun(
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
     ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / ((consumedAt - started) / 1000)) * 100, 1) }),
-    machine_busy_percent: round((100 * (machineMid.busy - machineBefore.busy)) / Math.max(1, machineMid.total - machineBefore.total), 1),
+    machine_busy_percent: tickShare(machineMid.busy - machineBefore.busy, machineBefore, machineMid),
+    machine_steal_percent: tickShare(machineMid.steal - machineBefore.steal, machineBefore, machineMid),
     batch_means: batchMeans(batchesBefore, batchesAfter),
     database_cpu_seconds: round(DatabaseCpu.between(dbBefore, dbMid), 2),
     database_cpu_seconds_end_to_end: round(DatabaseCpu.between(dbBefore, dbEnd), 2),
@@ -765,7 +770,7 @@ export async function pacedRun(
     jobs_complete_seconds: round((completeAt - started) / 1000, 2),
     service_cpu_ms_per_event: round((serviceCpu * 1000) / total, 2),
     database_cpu_ms_per_event: round((databaseCpu * 1000) / total, 2),
-    machine_busy_percent: round((100 * (machine.busy - machineBefore.busy)) / Math.max(1, machine.total - machineBefore.total), 1),
+    machine_busy_percent: tickShare(machine.busy - machineBefore.busy, machineBefore, machine),
     worst_seconds: samples.worstSeconds(producedAt, watcher.seenAt, 5),
   };
 }
@@ -834,7 +839,7 @@ class ActivitySampler {
       if (inside.length < 2) return NaN;
       const first = inside[0];
       const last = inside[inside.length - 1];
-      return round((100 * (last.busy - first.busy)) / Math.max(1, last.total - first.total), 1);
+      return tickShare(last.busy - first.busy, first, last);
     };
     return [...bySecond]
       .map(([second, values]) => {
@@ -853,14 +858,20 @@ class ActivitySampler {
   }
 }
 
-/** The machine's CPU time so far, all CPUs (clock ticks from /proc/stat): busy and in all. */
-function machineTicks(): { busy: number; total: number } {
+/**
+ * The machine's CPU time so far, all CPUs (clock ticks from /proc/stat): busy (this guest's
+ * processes and kernel), stolen (the hypervisor ran another tenant while this guest had work),
+ * and in all. Guest time is already counted in user time, so it is left out of the total.
+ */
+function machineTicks(): { busy: number; steal: number; total: number } {
   const [cpu] = readFileSync('/proc/stat', 'utf8').split('\n');
-  const ticks = cpu.trim().split(/\s+/).slice(1).map(Number);
-  const total = ticks.reduce((sum, t) => sum + t, 0);
-  const idle = ticks[3] + (ticks[4] ?? 0);
-  return { busy: total - idle, total };
+  const [user, nice, system, idle, iowait = 0, irq = 0, softirq = 0, steal = 0] = cpu.trim().split(/\s+/).slice(1).map(Number);
+  const busy = user + nice + system + irq + softirq;
+  return { busy, steal, total: busy + idle + iowait + steal };
 }
+
+/** A share of the machine's ticks between two readings, in percent. */
+const tickShare = (part: number, before: { total: number }, after: { total: number }) => round((100 * part) / Math.max(1, after.total - before.total), 1);
 
 /**
  * The raw pipeline: a kafkajs consumer with the service's group settings reading the same
@@ -908,6 +919,7 @@ async function rawPipeline(
   let cpuBefore = process.cpuUsage();
   const onCluster = scope.brokers === kafkaClusterBrokers();
   let brokerBefore = brokerCpuSeconds(onCluster);
+  let machineBefore = machineTicks();
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   let started = Date.now();
@@ -934,6 +946,7 @@ async function rawPipeline(
       started = Date.now();
       cpuBefore = process.cpuUsage();
       brokerBefore = brokerCpuSeconds(onCluster);
+      machineBefore = machineTicks();
       await produce();
     }
     await Promise.race([
@@ -946,6 +959,7 @@ async function rawPipeline(
   const elapsed = seconds(started);
   const cpu = process.cpuUsage(cpuBefore);
   const broker = brokerCpuSeconds(onCluster) - brokerBefore;
+  const machine = machineTicks();
   await consumer.disconnect();
   await pool.end();
   return {
@@ -953,6 +967,7 @@ async function rawPipeline(
     seconds: round(elapsed, 2),
     events_per_second: Math.round(events / elapsed),
     cpu_seconds: round((cpu.user + cpu.system) / 1e6, 2),
+    machine_steal_percent: tickShare(machine.steal - machineBefore.steal, machineBefore, machine),
     ...(Number.isFinite(broker) && { broker_cpu_seconds: round(broker, 2) }),
   };
 }
@@ -1272,6 +1287,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     console.log(
       `the local brokers' CPU per event by round (service until every job is complete / raw pipeline / raw as produced): ` +
         services.map((r, i) => `${msPerEvent(r.broker_cpu_seconds)} / ${msPerEvent(raws[i].broker_cpu_seconds)} / ${msPerEvent(rawsProduced[i].broker_cpu_seconds)} ms`).join('; '),
+    );
+    console.log(
+      `the machine stolen by the hypervisor, by round (service while consuming / raw pipeline / raw as produced; above a few percent a round was disturbed): ` +
+        services.map((r, i) => `${r.machine_steal_percent} / ${raws[i].machine_steal_percent} / ${rawsProduced[i].machine_steal_percent} %`).join('; '),
     );
     console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
     console.log(`mean events per consumer transaction / messages per relay round, by round: ${services.map((r) => `${r.batch_means?.events_per_transaction ?? '-'} / ${r.batch_means?.messages_per_relay_round ?? '-'}`).join('; ')}`);

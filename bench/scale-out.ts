@@ -61,6 +61,8 @@ interface InstancesRun {
   consumed_events_per_second: number;
   /** The machine's busy share while consuming: below 100, waits and not CPU set the pace. */
   machine_busy_percent: number;
+  /** The share stolen by the hypervisor for other tenants meanwhile: a run with more than a few percent was disturbed. */
+  machine_steal_percent: number;
   /** Every instance's CPU, added, until every event was consumed. */
   service_cpu_ms_per_event: number;
   database_cpu_ms_per_event: number;
@@ -303,6 +305,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         end_to_end_events_per_second: run.end_to_end_events_per_second,
         consumed_events_per_second: run.consumed_events_per_second,
         machine_busy_percent: run.machine_busy_percent,
+        machine_steal_percent: run.machine_steal_percent,
         service_cpu_ms_per_event: round((run.service_cpu_seconds * 1000) / events, 2),
         database_cpu_ms_per_event: round((run.database_cpu_seconds * 1000) / events, 2),
         broker_cpu_ms_per_event: run.broker_cpu_seconds === undefined ? null : round((run.broker_cpu_seconds * 1000) / events, 3),
@@ -320,13 +323,13 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
     }
 
     printTable(
-      ['instances', 'events', 'events/s e2e', 'consumed/s', 'machine busy while consuming', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance', 'events each had applied before', 'ANALYZE / VACUUM', 'PG backends started (CPU)'],
+      ['instances', 'events', 'events/s e2e', 'consumed/s', 'machine busy / stolen while consuming', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance', 'events each had applied before', 'ANALYZE / VACUUM', 'PG backends started (CPU)'],
       runs.map((r) => [
         r.instances,
         r.events,
         r.end_to_end_events_per_second,
         r.consumed_events_per_second,
-        `${r.machine_busy_percent} %`,
+        `${r.machine_busy_percent} / ${r.machine_steal_percent} %`,
         `${r.service_cpu_ms_per_event} ms`,
         `${r.database_cpu_ms_per_event} ms`,
         r.broker_cpu_ms_per_event === null ? '-' : `${r.broker_cpu_ms_per_event} ms`,
