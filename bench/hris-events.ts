@@ -129,7 +129,7 @@ export interface ThroughputRun {
   service_event_loop_busy_percent?: number;
   /**
    * The machine's busy share (every process, all CPUs, from /proc/stat) over the consumer phase,
-   * in percent: below 100, the run left CPU idle (waits, not work, set its pace).
+   * in percent: what it falls short of 100 (with the stolen share) is CPU the run left idle.
    */
   machine_busy_percent: number;
   /** The share the hypervisor gave other tenants while this guest had work (steal), in percent: above a few, the run was disturbed. */

@@ -59,7 +59,7 @@ interface InstancesRun {
   events: number;
   end_to_end_events_per_second: number;
   consumed_events_per_second: number;
-  /** The machine's busy share while consuming: below 100, waits and not CPU set the pace. */
+  /** The machine's busy share while consuming: what it falls short of 100 (with the stolen share) was left idle. */
   machine_busy_percent: number;
   /** The share stolen by the hypervisor for other tenants meanwhile: a run with more than a few percent was disturbed. */
   machine_steal_percent: number;
