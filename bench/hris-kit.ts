@@ -19,6 +19,9 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { dataSourceOptions } from '../src/infrastructure/database/data-source';
 import { ServiceChild, startHeapFlags, startServiceChild as startChild, ServiceKafka } from './service-child';
 import { sendAcknowledged } from '../src/infrastructure/messaging/kafka/acknowledged-send';
+// The raw pipeline and the producer run on the same fixed kafkajs request queue as the service
+// (see the file): a baseline not slowed by the library's timer loop.
+import '../src/infrastructure/messaging/kafka/kafkajs-request-queue-timer';
 
 export type { ServiceChild, ServiceExit } from './service-child';
 export { freePort, tail } from './service-child';

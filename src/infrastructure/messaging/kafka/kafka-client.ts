@@ -4,8 +4,10 @@ import { Admin, ConfigResourceTypes, Kafka, logLevel, LogEntry, PartitionMetadat
 import { TopicNames } from '../topics';
 import { ReplicationSettings, replicationFor, writeProblems } from './replication';
 import { KeyedPartitioner } from './keyed-partitioner';
-// Every consumer this client makes runs on the guarded runner (see the file).
+// Every consumer this client makes runs on the guarded runner, and every connection on the
+// fixed request queue (see the files).
 import './kafkajs-stop-guard';
+import './kafkajs-request-queue-timer';
 
 export interface KafkaSettings extends ReplicationSettings {
   brokers: string[];
