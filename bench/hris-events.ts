@@ -121,6 +121,8 @@ export interface ThroughputRun {
   /** Produce → its job's completed_at. */
   event_to_job_complete: Latencies;
   service_cpu_seconds: number;
+  /** Of it, the service's main thread's (the JavaScript); the rest ran on its other threads (V8's compiler and collector, libuv's pool). */
+  service_main_thread_cpu_seconds?: number;
   /**
    * The share of the consumer phase (first produce until every event is consumed) that the
    * service's event loop was busy (`nodejs_eventloop_busy_seconds_total`), in percent: near 100,
@@ -518,6 +520,7 @@ export async function throughputRun(
   const benchmarkCpu = new DatabaseCpu(db, { only: BENCHMARK_BACKENDS });
   const walBefore = await walPosition(db);
   const cpuBefore = service.stats.cpuSeconds();
+  const mainThreadBefore = service.stats.mainThreadCpuSeconds();
   const benchmarkBefore = await benchmarkCpu.snapshot();
   const dbBefore = await dbCpu.snapshot();
   const busyBefore = await eventLoopBusySeconds(service.url);
@@ -537,6 +540,7 @@ export async function throughputRun(
   const consumedAt = await untilCount(() => inboxSince(db, runStart), events, started, timeoutMs, `consuming ${events} events`);
   const dbMid = await dbCpu.snapshot();
   const cpuMid = service.stats.cpuSeconds();
+  const mainThreadMid = service.stats.mainThreadCpuSeconds();
   const machineMid = machineTicks();
   const busyMid = await eventLoopBusySeconds(service.url);
   // Deferred jobs are not due: nothing to wait for.
@@ -572,6 +576,7 @@ export async function throughputRun(
     event_to_job_complete: latencies(toJob),
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
+    service_main_thread_cpu_seconds: round(mainThreadMid - mainThreadBefore, 2),
     ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / ((consumedAt - started) / 1000)) * 100, 1) }),
     machine_busy_percent: tickShare(machineMid.busy - machineBefore.busy, machineBefore, machineMid),
     machine_steal_percent: tickShare(machineMid.steal - machineBefore.steal, machineBefore, machineMid),
@@ -1026,6 +1031,7 @@ export const together = (services: BenchService[], onReading?: (eachCpuSeconds: 
       onReading?.(each);
       return each.reduce((sum, cpu) => sum + cpu, 0);
     },
+    mainThreadCpuSeconds: () => services.reduce((sum, s) => sum + s.stats.mainThreadCpuSeconds(), 0),
   } as BenchService['stats'],
 });
 
@@ -1275,6 +1281,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         services.map((r) => `${msPerEvent(r.service_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds)} / ${msPerEvent(r.database_cpu_seconds_end_to_end)} ms`).join('; '),
     );
     console.log(
+      `the service's CPU per event by round, on its main thread / on its other threads (V8's optimizing compiler and collector, libuv's pool): ` +
+        services.map((r) => `${msPerEvent(r.service_main_thread_cpu_seconds)} / ${msPerEvent(r.service_cpu_seconds - (r.service_main_thread_cpu_seconds ?? NaN))} ms`).join('; '),
+    );
+    console.log(
       `PostgreSQL CPU per event of the benchmark's own progress counts (left out above), by round: ` +
         services.map((r) => `${msPerEvent(r.benchmark_database_cpu_seconds_end_to_end)} ms`).join('; ') +
         (volume ? `; over the ${volumeEvents} more: ${round(((volume.benchmark_database_cpu_seconds_end_to_end ?? NaN) * 1000) / volumeEvents, 3)} ms` : ''),
@@ -1377,6 +1387,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       rounds: services.map((r, i) => ({
         end_to_end_events_per_second: r.end_to_end_events_per_second,
         service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
+        service_main_thread_cpu_ms_per_event: r.service_main_thread_cpu_seconds === undefined ? null : round((r.service_main_thread_cpu_seconds * 1000) / r.events, 3),
         service_event_loop_busy_percent: r.service_event_loop_busy_percent ?? null,
         batch_means: r.batch_means ?? null,
         database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
