@@ -1021,14 +1021,17 @@ export function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | un
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|SET TRANSACTION)/i;
 
 /** One service's readings for throughputRun: the CPU of every instance, added. */
-/** Instances measured as one: their CPU added; `onReading` sees each instance's share of every reading. */
-export const together = (services: BenchService[], onReading?: (eachCpuSeconds: number[]) => void): BenchService => ({
+/** Instances measured as one: their CPU added; `onReading` sees each instance's share of every reading, and of it its main thread's. */
+export const together = (services: BenchService[], onReading?: (eachCpuSeconds: number[], eachMainThreadCpuSeconds: number[]) => void): BenchService => ({
   ...services[0],
   urls: services.map((s) => s.url),
   stats: {
     cpuSeconds: () => {
       const each = services.map((s) => s.stats.cpuSeconds());
-      onReading?.(each);
+      onReading?.(
+        each,
+        services.map((s) => s.stats.mainThreadCpuSeconds()),
+      );
       return each.reduce((sum, cpu) => sum + cpu, 0);
     },
     mainThreadCpuSeconds: () => services.reduce((sum, s) => sum + s.stats.mainThreadCpuSeconds(), 0),

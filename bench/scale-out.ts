@@ -76,6 +76,8 @@ interface InstancesRun {
   events_by_instance: Record<string, number>;
   /** Each instance's CPU until every event was consumed (its job work too), per event of the partitions it held, by its client id. */
   instance_cpu_ms_per_own_event: Record<string, number>;
+  /** Of it, on each instance's main thread (the JavaScript; the rest is V8's compiler and collector, and libuv's pool). */
+  instance_main_thread_cpu_ms_per_own_event: Record<string, number>;
   /** PostgreSQL backends the instances' pools started during the run (each loads its caches and plans its statements anew), and their CPU. */
   database_backends_started: ThroughputRun['database_backends_started'] | null;
   /** ANALYZEs and VACUUMs of the service's tables during the run (pg_stat_user_tables), by whichever instance ran them. */
@@ -286,19 +288,26 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       // Each instance's CPU read whenever the run reads theirs together (its timed span: from the
       // first events sent until every one was consumed), not over the table counters' waits around it.
       const readings: number[][] = [];
+      const mainThreadReadings: number[][] = [];
       const lockSampler = withLockWaits ? sampleLockWaits(database.db) : undefined;
-      const run = await throughputRun(scope, database.db, together(services, (each) => readings.push(each)), employers, events, { seed: 3100 + instances, tableStats: withTables });
+      const run = await throughputRun(scope, database.db, together(services, (each, mainThreads) => {
+        readings.push(each);
+        mainThreadReadings.push(mainThreads);
+      }), employers, events, { seed: 3100 + instances, tableStats: withTables });
       const lockWaits = await lockSampler?.stop();
       const [cpuBefore, cpuAfter] = [readings[0], readings[readings.length - 1]];
       const upkeepAfter = await tableActivity(database.db);
       const eventsBy = eventsOfEach(held, events);
       count(eventsBy);
-      const instanceCpu = Object.fromEntries(
-        Object.entries(eventsBy).map(([member, n]) => {
-          const i = clientIds.indexOf(member);
-          return [member, round(((cpuAfter[i] - cpuBefore[i]) * 1000) / Math.max(1, n), 2)];
-        }),
-      );
+      const perOwnEvent = (before: number[], after: number[]) =>
+        Object.fromEntries(
+          Object.entries(eventsBy).map(([member, n]) => {
+            const i = clientIds.indexOf(member);
+            return [member, round(((after[i] - before[i]) * 1000) / Math.max(1, n), 2)];
+          }),
+        );
+      const instanceCpu = perOwnEvent(cpuBefore, cpuAfter);
+      const instanceMainThreadCpu = perOwnEvent(mainThreadReadings[0], mainThreadReadings[mainThreadReadings.length - 1]);
       runs.push({
         instances,
         events,
@@ -314,6 +323,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         partitions: Object.fromEntries([...held].sort()),
         events_by_instance: eventsBy,
         instance_cpu_ms_per_own_event: instanceCpu,
+        instance_main_thread_cpu_ms_per_own_event: instanceMainThreadCpu,
         upkeep: upkeepBetween(upkeepBefore, upkeepAfter),
         events_before_by_instance: Object.fromEntries(Object.keys(eventsBy).map((member) => [member, eventsBefore[member] ?? 0])),
         ...(withStatements && { statements: await statementsOfRun(database.db, events) }),
@@ -323,7 +333,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
     }
 
     printTable(
-      ['instances', 'events', 'events/s e2e', 'consumed/s', 'machine busy / stolen while consuming', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance', 'events each had applied before', 'ANALYZE / VACUUM', 'PG backends started (CPU)'],
+      ['instances', 'events', 'events/s e2e', 'consumed/s', 'machine busy / stolen while consuming', 'CPU/event all instances', 'CPU/event PG', 'CPU/event brokers', 'events per transaction', 'messages per relay round', 'partitions per instance', 'events per instance (approx.)', 'CPU per own event, each instance (main thread)', 'events each had applied before', 'ANALYZE / VACUUM', 'PG backends started (CPU)'],
       runs.map((r) => [
         r.instances,
         r.events,
@@ -337,7 +347,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
         r.batch_means?.messages_per_relay_round ?? '-',
         Object.entries(r.partitions).map(([m, p]) => `${m}: ${p.join(',')}`).join('; '),
         Object.values(r.events_by_instance).join(' / '),
-        Object.values(r.instance_cpu_ms_per_own_event).map((ms) => `${ms} ms`).join(' / '),
+        Object.entries(r.instance_cpu_ms_per_own_event).map(([member, ms]) => `${ms} (${r.instance_main_thread_cpu_ms_per_own_event[member]}) ms`).join(' / '),
         Object.values(r.events_before_by_instance).join(' / '),
         `${r.upkeep.analyzes} / ${r.upkeep.vacuums}`,
         r.database_backends_started ? `${r.database_backends_started.count} (${r.database_backends_started.cpu_seconds} s)` : '-',
