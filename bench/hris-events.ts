@@ -1028,10 +1028,7 @@ export const together = (services: BenchService[], onReading?: (eachCpuSeconds: 
   stats: {
     cpuSeconds: () => {
       const each = services.map((s) => s.stats.cpuSeconds());
-      onReading?.(
-        each,
-        services.map((s) => s.stats.mainThreadCpuSeconds()),
-      );
+      onReading?.(each, services.map((s) => s.stats.mainThreadCpuSeconds()));
       return each.reduce((sum, cpu) => sum + cpu, 0);
     },
     mainThreadCpuSeconds: () => services.reduce((sum, s) => sum + s.stats.mainThreadCpuSeconds(), 0),

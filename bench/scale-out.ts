@@ -290,10 +290,11 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
       const readings: number[][] = [];
       const mainThreadReadings: number[][] = [];
       const lockSampler = withLockWaits ? sampleLockWaits(database.db) : undefined;
-      const run = await throughputRun(scope, database.db, together(services, (each, mainThreads) => {
+      const measured = together(services, (each, mainThreads) => {
         readings.push(each);
         mainThreadReadings.push(mainThreads);
-      }), employers, events, { seed: 3100 + instances, tableStats: withTables });
+      });
+      const run = await throughputRun(scope, database.db, measured, employers, events, { seed: 3100 + instances, tableStats: withTables });
       const lockWaits = await lockSampler?.stop();
       const [cpuBefore, cpuAfter] = [readings[0], readings[readings.length - 1]];
       const upkeepAfter = await tableActivity(database.db);
