@@ -1020,7 +1020,6 @@ export function backgroundKind(query: string): 'relay' | 'worker' | 'bench' | un
 }
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|SET TRANSACTION)/i;
 
-/** One service's readings for throughputRun: the CPU of every instance, added. */
 /** Instances measured as one: their CPU added; `onReading` sees each instance's share of every reading, and of it its main thread's. */
 export const together = (services: BenchService[], onReading?: (eachCpuSeconds: number[], eachMainThreadCpuSeconds: number[]) => void): BenchService => ({
   ...services[0],
