@@ -245,6 +245,29 @@ export class AppConfig {
   KAFKA_BATCH_MAX = 500;
 
   /**
+   * Kafka's `fetch.min.bytes` for the consumer: a broker answers a fetch once this much is
+   * waiting on the partitions it leads, or after KAFKA_FETCH_MAX_WAIT_MS. Behind, a fetch fills
+   * at once; keeping up, each fetch collects what arrives in the wait, so a transaction applies
+   * more messages for its fixed cost (statements, commit, the jobs a batch opens) at the price of
+   * that much latency. 1: answer as soon as anything is there.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'KAFKA_FETCH_MIN_BYTES must be a whole number of bytes from 1 to 10485760' })
+  @Min(1, { message: 'KAFKA_FETCH_MIN_BYTES must be a whole number of bytes from 1 to 10485760' })
+  @Max(10_485_760, { message: 'KAFKA_FETCH_MIN_BYTES must be a whole number of bytes from 1 to 10485760' })
+  KAFKA_FETCH_MIN_BYTES = 1_048_576;
+
+  /**
+   * Kafka's `fetch.max.wait.ms`: the longest a broker holds a fetch for KAFKA_FETCH_MIN_BYTES to
+   * arrive, so the most an event waits for company before it is applied.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'KAFKA_FETCH_MAX_WAIT_MS must be a whole number of milliseconds from 0 to 5000' })
+  @Min(0, { message: 'KAFKA_FETCH_MAX_WAIT_MS must be a whole number of milliseconds from 0 to 5000' })
+  @Max(5_000, { message: 'KAFKA_FETCH_MAX_WAIT_MS must be a whole number of milliseconds from 0 to 5000' })
+  KAFKA_FETCH_MAX_WAIT_MS = 100;
+
+  /**
    * How long the consumer group waits for a member that stopped answering (a killed process)
    * before its partitions go to the others. The broker bounds it (group.min/max.session.timeout.ms,
    * 6 s to 30 min by default).

@@ -48,6 +48,8 @@ function transportProviders(config: AppConfig): Provider[] {
           partitionsConsumedConcurrently: Math.min(config.KAFKA_TOPIC_PARTITIONS, 12),
           batchMax: config.KAFKA_BATCH_MAX,
           sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+          fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
+          fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
         }, metrics),
     },
   ];

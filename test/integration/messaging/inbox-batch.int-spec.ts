@@ -197,12 +197,24 @@ describe('consumer batch settings', () => {
     });
   });
 
+  it('defaults to fetches that wait up to 100 ms for 1 MiB, and takes other values', () => {
+    const config = loadConfig({}, {}, { tool: true });
+    expect({ minBytes: config.KAFKA_FETCH_MIN_BYTES, maxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS }).toEqual({ minBytes: 1_048_576, maxWaitMs: 100 });
+    expect(loadConfig({ KAFKA_FETCH_MIN_BYTES: '1', KAFKA_FETCH_MAX_WAIT_MS: '0' }, {}, { tool: true })).toMatchObject({ KAFKA_FETCH_MIN_BYTES: 1, KAFKA_FETCH_MAX_WAIT_MS: 0 });
+  });
+
   it.each([
     ['KAFKA_BATCH_MAX', '0', 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000'],
     ['KAFKA_BATCH_MAX', '5001', 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000'],
     ['KAFKA_BATCH_MAX', 'many', 'KAFKA_BATCH_MAX must be a whole number from 1 to 5000'],
     ['KAFKA_SESSION_TIMEOUT_MS', '5999', 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000'],
     ['KAFKA_SESSION_TIMEOUT_MS', '10s', 'KAFKA_SESSION_TIMEOUT_MS must be a whole number of milliseconds from 6000 to 1800000'],
+    ['KAFKA_FETCH_MIN_BYTES', '0', 'KAFKA_FETCH_MIN_BYTES must be a whole number of bytes from 1 to 10485760'],
+    ['KAFKA_FETCH_MIN_BYTES', '10485761', 'KAFKA_FETCH_MIN_BYTES must be a whole number of bytes from 1 to 10485760'],
+    ['KAFKA_FETCH_MIN_BYTES', '1MB', 'KAFKA_FETCH_MIN_BYTES must be a whole number of bytes from 1 to 10485760'],
+    ['KAFKA_FETCH_MAX_WAIT_MS', '-1', 'KAFKA_FETCH_MAX_WAIT_MS must be a whole number of milliseconds from 0 to 5000'],
+    ['KAFKA_FETCH_MAX_WAIT_MS', '5001', 'KAFKA_FETCH_MAX_WAIT_MS must be a whole number of milliseconds from 0 to 5000'],
+    ['KAFKA_FETCH_MAX_WAIT_MS', '0.5', 'KAFKA_FETCH_MAX_WAIT_MS must be a whole number of milliseconds from 0 to 5000'],
   ])('refuses %s=%s with a message naming it', (name, value, message) => {
     let error: unknown;
     try {

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { UnitOfWork } from '../../../src/infrastructure/database/unit-of-work';
 import { MessageProcessor } from '../../../src/infrastructure/messaging/inbox/message-processor';
 import { KafkaClient } from '../../../src/infrastructure/messaging/kafka/kafka-client';
-import { KafkaConsumerRunner } from '../../../src/infrastructure/messaging/kafka/kafka-consumer-runner';
+import { KafkaConsumerRunner, KafkaConsumerSettings } from '../../../src/infrastructure/messaging/kafka/kafka-consumer-runner';
 import { MessageHandlerRegistry } from '../../../src/infrastructure/messaging/message-handler-registry';
 import { OutboxSignal } from '../../../src/infrastructure/messaging/outbox/outbox-signal';
 import { OutboxWriter } from '../../../src/infrastructure/messaging/outbox/outbox-writer';
@@ -31,14 +31,14 @@ export function kafkaConsumerTestbed(topic: string, consumer: string, sessionTim
     client: undefined as unknown as KafkaClient,
     producer: undefined as unknown as Producer,
     runner: undefined as KafkaConsumerRunner | undefined,
-    /** A runner of its own group over a new EffectHandler of the topic. */
-    runnerFor(): { runner: KafkaConsumerRunner; handler: EffectHandler } {
+    /** A runner of its own group over a new EffectHandler of the topic (`settings` over the bed's). */
+    runnerFor(settings: Partial<KafkaConsumerSettings> = {}): { runner: KafkaConsumerRunner; handler: EffectHandler } {
       const handler = new EffectHandler(topic, consumer);
       const registry = new MessageHandlerRegistry();
       registry.register(handler);
       const processor = new MessageProcessor(new UnitOfWork(bed.dataSource), new OutboxWriter(new OutboxSignal()), bed.metrics);
-      const settings = { groupId: `g-${consumer}-${testEnv.runId}-${suffix}`, partitionsConsumedConcurrently: 1, sessionTimeoutMs };
-      bed.runner = new KafkaConsumerRunner(bed.client, registry, processor, settings, bed.metrics);
+      const groupId = `g-${consumer}-${testEnv.runId}-${suffix}`;
+      bed.runner = new KafkaConsumerRunner(bed.client, registry, processor, { groupId, partitionsConsumedConcurrently: 1, sessionTimeoutMs, ...settings }, bed.metrics);
       return { runner: bed.runner, handler };
     },
   };

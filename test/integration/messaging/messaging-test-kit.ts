@@ -66,7 +66,9 @@ export async function createEffectsTable(dataSource: DataSource): Promise<void> 
       consumer    text NOT NULL,
       message_id  text NOT NULL,
       key         text,
-      seq         integer
+      seq         integer,
+      -- The top-level transaction that wrote it (a savepoint's row too): tells batches apart.
+      tx          bigint NOT NULL DEFAULT txid_current()
     )`);
 }
 
