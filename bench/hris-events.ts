@@ -182,6 +182,8 @@ export interface PacedRun {
   service_cpu_ms_per_event: number;
   database_cpu_ms_per_event: number;
   machine_busy_percent: number;
+  /** Mean events per consumer transaction and messages per relay round over the run. */
+  batch_means?: { events_per_transaction: number | null; messages_per_relay_round: number | null };
   /**
    * The seconds of the run (by when their events were produced) with the slowest events to a
    * committed saga, slowest first, each with the machine's busy share then and the server's
@@ -707,6 +709,7 @@ export async function pacedRun(
   const dbBefore = await dbCpu.snapshot();
   const cpuBefore = service.stats.cpuSeconds();
   const machineBefore = machineTicks();
+  const batchesBefore = await batchTotals(service.urls ?? [service.url]);
   const started = Date.now();
   const samples = new ActivitySampler(db, started);
   samples.start();
@@ -753,6 +756,7 @@ export async function pacedRun(
   const serviceCpu = service.stats.cpuSeconds() - cpuBefore;
   const databaseCpu = DatabaseCpu.between(dbBefore, await dbCpu.snapshot());
   const machine = machineTicks();
+  const batches = batchMeans(batchesBefore, await batchTotals(service.urls ?? [service.url]));
   const times = await eventTimes(db, ids);
   const toSaga: number[] = [];
   const toCommitted: number[] = [];
@@ -776,6 +780,7 @@ export async function pacedRun(
     service_cpu_ms_per_event: round((serviceCpu * 1000) / total, 2),
     database_cpu_ms_per_event: round((databaseCpu * 1000) / total, 2),
     machine_busy_percent: tickShare(machine.busy - machineBefore.busy, machineBefore, machine),
+    batch_means: batches,
     worst_seconds: samples.worstSeconds(producedAt, watcher.seenAt, 5),
   };
 }
@@ -1255,6 +1260,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     }
 
     const perEvent = (run: ThroughputRun) => `${round((run.service_cpu_seconds * 1000) / run.events, 2)} + ${round((run.database_cpu_seconds * 1000) / run.events, 2)} ms`;
+    const pacedPerEvent = (run: PacedRun) => `${run.service_cpu_ms_per_event} + ${run.database_cpu_ms_per_event} ms`;
     printTable(
       ['run', 'events', 'events/s e2e', 'consumed/s', 'consumed s', 'jobs done s', 'CPU/event svc + PG', 'saga p50', 'saga p99', 'saga max', 'job p50', 'job p99', 'job max'],
       [
@@ -1267,9 +1273,9 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
           : []),
         ['raw kafkajs + 1 INSERT/event', events, raw.events_per_second, raw.events_per_second, raw.seconds, '-', `${round((raw.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
         ['  the same, as fast as produced', events, rawProduced.events_per_second, rawProduced.events_per_second, rawProduced.seconds, '-', `${round((rawProduced.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
-        [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, '-', ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
+        [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, pacedPerEvent(paced), ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
         ['  (paced: saga committed)', paced.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(paced.event_to_saga_committed), '-', '-', '-'],
-        [`paced ${pacedRate}/s, consumer path alone`, pacedConsumerOnly.events, pacedConsumerOnly.achieved_events_per_second, '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga), '-', '-', '-'],
+        [`paced ${pacedRate}/s, consumer path alone`, pacedConsumerOnly.events, pacedConsumerOnly.achieved_events_per_second, '-', '-', '-', pacedPerEvent(pacedConsumerOnly), ...latencyCells(pacedConsumerOnly.event_to_saga), '-', '-', '-'],
         ['  (its saga committed)', pacedConsumerOnly.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga_committed), '-', '-', '-'],
       ],
     );
@@ -1303,6 +1309,8 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     );
     console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
     console.log(`mean events per consumer transaction / messages per relay round, by round: ${services.map((r) => `${r.batch_means?.events_per_transaction ?? '-'} / ${r.batch_means?.messages_per_relay_round ?? '-'}`).join('; ')}`);
+    const pacedBatches = (run: PacedRun) => `${run.batch_means?.events_per_transaction ?? '-'} / ${run.batch_means?.messages_per_relay_round ?? '-'}`;
+    if (paced.events > 0) console.log(`the same, paced: ${pacedBatches(paced)}; paced, consumer path alone: ${pacedBatches(pacedConsumerOnly)}`);
     if (statements) {
       console.log(
         `SQL statements per event on the consumer path: ${statements.consumer_path_per_event} (${statements.consumer_path_per_event_without_transaction_control} without BEGIN/COMMIT); ` +
