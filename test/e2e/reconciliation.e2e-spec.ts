@@ -353,6 +353,80 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
     ]);
   });
 
+  it('opens, resolves and opens again a problem whose pay runs arrive in one sync: two discrepancies, the first resolved', async () => {
+    clock.set('2026-06-29T15:00:00Z');
+    const own = await sandboxEmployer('sandbox_automated', 6);
+    await sync(own);
+    const benefit = await api('/employer/benefits', { type: '401k', description: PLAN, frequency: 'every_paycheck' }, undefined, own);
+    expect((await ended(`/jobs/automated/${benefit.body.job_id}`, own)).status).toBe('complete');
+    const plan: string = benefit.body.benefit_id;
+    const directory = await api('/employer/directory', undefined, undefined, own);
+    const employments = await api('/employer/employment', { requests: directory.body.individuals.map((i: { id: string }) => ({ individual_id: i.id })) }, undefined, own);
+    const person: string = employments.body.responses.find(
+      (r: { body: { employment: { type: string }; is_active: boolean; end_date: string | null } }) => r.body.employment.type === 'employee' && r.body.is_active && !r.body.end_date,
+    ).individual_id;
+    const job = await api(`/employer/benefits/${plan}/individuals`, [{ individual_id: person, configuration: { employee_deduction: { type: 'percent', amount: 500 } } }], undefined, own);
+    expect((await ended(`/jobs/automated/${job.body.job_id}`, own)).status).toBe('complete');
+
+    // Three regular runs paid before the next sync: skipped, deducted, skipped again.
+    const store = service.app.get(SandboxEmployerStore);
+    const connection = (await service.app.get(ConnectionsRepository).find(own.connectionId))!;
+    const ref = employerRefOf(connection, connection.entities[0]);
+    const skipNextRun = async () =>
+      expect((await sandbox('/sandbox/payroll/adjustments', { adjustments: [{ individual_id: person, benefit_id: plan, action: 'skip' }] }, 'POST', own)).status).toBe(200);
+    await skipNextRun();
+    await store.runPayPeriod(ref, { payDate: '2026-07-03' });
+    await store.runPayPeriod(ref, { payDate: '2026-07-17' });
+    await skipNextRun();
+    await store.runPayPeriod(ref, { payDate: '2026-07-31' });
+    clock.set('2026-08-01T15:00:00Z');
+    await reconciledAfter(await sync(own));
+
+    const results = await db().query(
+      `SELECT to_char(pay_date, 'YYYY-MM-DD') AS pay_date, result FROM reconciliation_results WHERE benefit_id = $1 AND individual_id = $2 ORDER BY pay_date`,
+      [plan, person],
+    );
+    expect(results).toEqual([
+      { pay_date: '2026-07-03', result: 'missing' },
+      { pay_date: '2026-07-17', result: 'matched' },
+      { pay_date: '2026-07-31', result: 'missing' },
+    ]);
+    const found = await db().query(
+      `SELECT kind, status, resolution, to_char(first_pay_date, 'YYYY-MM-DD') AS first_pay_date, resolved_at IS NOT NULL AS resolved
+       FROM deduction_discrepancies WHERE benefit_id = $1 AND individual_id = $2 ORDER BY first_pay_date`,
+      [plan, person],
+    );
+    expect(found).toEqual([
+      { kind: 'missing', status: 'resolved', resolution: 'agreed', first_pay_date: '2026-07-03', resolved: true },
+      { kind: 'missing', status: 'open', resolution: null, first_pay_date: '2026-07-31', resolved: false },
+    ]);
+    const events = await db().query(
+      `SELECT type, count(*)::int AS n FROM outbox_messages WHERE type LIKE 'DeductionDiscrepancy%' AND message_key = $1 GROUP BY type ORDER BY type`,
+      [own.connectionId],
+    );
+    expect(events).toEqual([
+      { type: 'DeductionDiscrepancyOpened.v1', n: 2 },
+      { type: 'DeductionDiscrepancyResolved.v1', n: 1 },
+    ]);
+
+    // The next sync brings a deducted run and a skipped one: the stored open discrepancy is
+    // resolved, and the same kind opened again.
+    await store.runPayPeriod(ref, { payDate: '2026-08-14' });
+    await skipNextRun();
+    await store.runPayPeriod(ref, { payDate: '2026-08-28' });
+    clock.set('2026-08-29T15:00:00Z');
+    await reconciledAfter(await sync(own));
+    const later = await db().query(
+      `SELECT status, to_char(first_pay_date, 'YYYY-MM-DD') AS first_pay_date FROM deduction_discrepancies WHERE benefit_id = $1 AND individual_id = $2 ORDER BY first_pay_date`,
+      [plan, person],
+    );
+    expect(later).toEqual([
+      { status: 'resolved', first_pay_date: '2026-07-03' },
+      { status: 'resolved', first_pay_date: '2026-07-31' },
+      { status: 'open', first_pay_date: '2026-08-28' },
+    ]);
+  });
+
   /** An Assisted connection syncs through the internal job POST /sandbox/jobs starts (no job id to poll). */
   async function syncAssisted(of: Employer): Promise<void> {
     const before = await db().query(`SELECT job_id FROM employer_syncs WHERE entity_id = $1`, [of.entityId]);

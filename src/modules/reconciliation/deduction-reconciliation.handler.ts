@@ -301,14 +301,30 @@ export class DeductionReconciliationHandler implements JobHandler {
     changes: LifecycleChanges,
     now: Date,
   ): Promise<{ opened: number; resolved: number; idOf: (id: string) => string }> {
-    const ids = await this.reconciliation.open(manager, scope, changes.opened, now);
-    const idOf = (id: string) => (id.startsWith('new:') ? ids[Number(id.slice(4))] : id);
+    // A pair has one live discrepancy of a kind, and a later statement of this run may open the
+    // kind a resolution ends again: the stored ones are resolved first, and one this run both
+    // opened and resolved is written resolved.
+    const isNew = (id: string) => id.startsWith('new:');
+    const resolvedStored = await this.reconciliation.resolve(
+      manager,
+      changes.resolved.filter((r) => !isNew(r.id)),
+      now,
+    );
+    const resolutionOfNew = new Map(changes.resolved.filter((r) => isNew(r.id)).map((r) => [Number(r.id.slice(4)), r]));
+    const ids = await this.reconciliation.open(
+      manager,
+      scope,
+      changes.opened,
+      now,
+      changes.opened.map((_, i) => resolutionOfNew.get(i)?.resolution ?? null),
+    );
+    const idOf = (id: string) => (isNew(id) ? ids[Number(id.slice(4))] : id);
     const updates = changes.updated.map((u) => ({ ...u, id: idOf(u.id) }));
     await this.reconciliation.update(manager, updates, now);
-    // A discrepancy opened by an earlier statement of this run may be resolved by a later one.
-    const resolutions = changes.resolved.map((r) => ({ ...r, id: idOf(r.id) }));
-    const resolved = await this.reconciliation.resolve(manager, resolutions, now);
-    const resolutionOf = new Map(resolutions.map((r) => [r.id, r]));
+    const resolvedNew = changes.opened.flatMap((o, i) =>
+      resolutionOfNew.has(i) ? [{ id: ids[i], kind: o.kind, benefit_id: o.benefitId, individual_id: o.individualId }] : [],
+    );
+    const resolutionOf = new Map(changes.resolved.map((r) => [idOf(r.id), r]));
     await this.events.opened(
       manager,
       scope,
@@ -317,8 +333,8 @@ export class DeductionReconciliationHandler implements JobHandler {
     await this.events.resolved(
       manager,
       scope,
-      resolved.map((r) => ({ ...r, resolution: resolutionOf.get(r.id)?.resolution ?? 'agreed', payment_id: resolutionOf.get(r.id)?.paymentId ?? null })),
+      [...resolvedStored, ...resolvedNew].map((r) => ({ ...r, resolution: resolutionOf.get(r.id)?.resolution ?? 'agreed', payment_id: resolutionOf.get(r.id)?.paymentId ?? null })),
     );
-    return { opened: ids.length, resolved: resolved.length, idOf };
+    return { opened: ids.length, resolved: resolvedStored.length + resolvedNew.length, idOf };
   }
 }

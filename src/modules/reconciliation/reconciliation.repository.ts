@@ -227,15 +227,27 @@ export class ReconciliationRepository {
   }
 
   /** Writes the openings (ids minted here, answered in order). */
-  async open(manager: EntityManager, scope: { connectionId: string; entityId: string }, openings: DiscrepancyOpening[], now: Date): Promise<string[]> {
+  /**
+   * Inserts the openings, each `open`, or already `resolved` where `resolutions` gives its
+   * resolution (opened and resolved by statements of the same run: a later one may open the same
+   * kind again, and a pair has one live discrepancy of a kind).
+   */
+  async open(
+    manager: EntityManager,
+    scope: { connectionId: string; entityId: string },
+    openings: DiscrepancyOpening[],
+    now: Date,
+    resolutions: readonly (string | null)[] = [],
+  ): Promise<string[]> {
     if (openings.length === 0) return [];
     const ids = openings.map(() => newId());
     await manager.query(
       `INSERT INTO deduction_discrepancies (id, connection_id, entity_id, benefit_id, individual_id, kind, status, first_payment_id, first_pay_date,
-                                            last_payment_id, last_pay_date, occurrences, expected, observed, opened_at, updated_at)
-       SELECT u.id, $1, $2, u.benefit_id, u.individual_id, u.kind, 'open', u.payment_id, u.pay_date, u.payment_id, u.pay_date, 1, u.expected, u.observed, $3, $3
-       FROM unnest($4::uuid[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::date[], $10::jsonb[], $11::jsonb[])
-         AS u (id, benefit_id, individual_id, kind, payment_id, pay_date, expected, observed)`,
+                                            last_payment_id, last_pay_date, occurrences, expected, observed, opened_at, updated_at, resolved_at, resolution)
+       SELECT u.id, $1, $2, u.benefit_id, u.individual_id, u.kind, CASE WHEN u.resolution IS NULL THEN 'open' ELSE 'resolved' END,
+              u.payment_id, u.pay_date, u.payment_id, u.pay_date, 1, u.expected, u.observed, $3, $3, CASE WHEN u.resolution IS NULL THEN NULL ELSE $3::timestamptz END, u.resolution
+       FROM unnest($4::uuid[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::date[], $10::jsonb[], $11::jsonb[], $12::text[])
+         AS u (id, benefit_id, individual_id, kind, payment_id, pay_date, expected, observed, resolution)`,
       [
         scope.connectionId,
         scope.entityId,
@@ -248,6 +260,7 @@ export class ReconciliationRepository {
         openings.map((o) => o.payDate),
         openings.map((o) => JSON.stringify(o.expected)),
         openings.map((o) => JSON.stringify(o.observed)),
+        openings.map((_, i) => resolutions[i] ?? null),
       ],
     );
     return ids;
