@@ -82,11 +82,17 @@ describeWithPostgres('the quickstart', () => {
       expect(match).toMatchObject({ type: '401k' });
       // 100 % of the first 3 % of pay plus 50 % of the next 2 %: 4 % of gross, within rounding.
       expect(Math.abs(match!.amount - Math.round((gross * 400) / 10_000))).toBeLessThanOrEqual(1);
-      // Section 8: the skipped deduction is found missing, then resolved by the next run.
-      const found = [...output.matchAll(/^missing (open|resolved): expected (\d+), observed (\d+)$/gm)];
-      expect(found.map((m) => m[1])).toEqual(['open', 'resolved']);
-      expect(Number(found[0][2])).toBeGreaterThan(0);
-      expect(found[0][3]).toBe('0');
+      // Section 8: the skipped deduction is found missing, then resolved by the next run. On a
+      // regular pay date the employer's history also holds that day's run, paid before the plan
+      // existed: reconciled from the plan's first day, it is one more `missing`, resolved by the
+      // next run in the same sync, so each print may hold one more `resolved` line.
+      const found = [...output.matchAll(/^missing (open|resolved): expected (\d+), observed (\d+)$/gm)].map((m) => ({ status: m[1], expected: Number(m[2]), observed: m[3] }));
+      const open = found.filter((f) => f.status === 'open');
+      expect(open).toHaveLength(1);
+      expect(open[0].expected).toBeGreaterThan(0);
+      expect(open[0].observed).toBe('0');
+      // Printed again after the next run: resolved.
+      expect(found.slice(found.indexOf(open[0]) + 1)).toContainEqual({ ...open[0], status: 'resolved' });
     } finally {
       await service.stop();
       rmSync(dataDir, { recursive: true, force: true });
