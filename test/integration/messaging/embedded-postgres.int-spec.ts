@@ -26,9 +26,18 @@ async function schemaOf(dataSource: DataSource) {
   );
   const migrations: { name: string }[] = await dataSource.query(`SELECT name FROM migrations ORDER BY id`);
   const lanes: { n: number }[] = await dataSource.query(`SELECT count(*)::int AS n FROM outbox_lanes`);
+  // Daily partitions are named by their day, which the migration counts from today: two databases
+  // migrated either side of midnight hold the same partitions a day apart. Named by their place
+  // among their table's days instead (`inbox_messages_p#1`, …).
+  const days = new Map<string, string[]>();
+  for (const { table_name } of columns) {
+    const day = /^(.*)_p(\d{8})$/.exec(table_name);
+    if (day) days.set(day[1], [...new Set([...(days.get(day[1]) ?? []), day[2]])].sort());
+  }
+  const named = (table: string) => table.replace(/^(.*)_p(\d{8})$/, (_, parent: string, day: string) => `${parent}_p#${days.get(parent)!.indexOf(day) + 1}`);
   return {
-    tables: [...new Set(columns.map((c) => c.table_name))],
-    columns: columns.map((c) => `${c.table_name}.${c.column_name}:${c.data_type}`),
+    tables: [...new Set(columns.map((c) => named(c.table_name)))],
+    columns: columns.map((c) => `${named(c.table_name)}.${c.column_name}:${c.data_type}`),
     migrations: migrations.map((m) => m.name),
     lanes: lanes[0].n,
   };
