@@ -110,6 +110,12 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
     );
     return new Map(rows.map((r: { individual_id: string }) => [r.individual_id, r]));
   };
+  /** The discrepancy events a connection's outbox holds, counted by type. */
+  const discrepancyEvents = (connectionId: string) =>
+    db().query(
+      `SELECT type, count(*)::int AS n FROM outbox_messages WHERE type LIKE 'DeductionDiscrepancy%' AND message_key = $1 GROUP BY type ORDER BY type`,
+      [connectionId],
+    );
   const discrepancies = async (individualId: string) =>
     db().query(
       `SELECT id, kind, status, occurrences, resolution, expected, observed FROM deduction_discrepancies WHERE individual_id = $1 ORDER BY opened_at, kind`,
@@ -214,11 +220,7 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
       const found = await discrepancies(id);
       expect(found).toEqual([expect.objectContaining({ status: 'resolved', resolution: 'agreed' })]);
     }
-    const events = await db().query(
-      `SELECT type, count(*)::int AS n FROM outbox_messages WHERE type LIKE 'DeductionDiscrepancy%' AND message_key = $1 GROUP BY type ORDER BY type`,
-      [employer.connectionId],
-    );
-    expect(events).toEqual([
+    expect(await discrepancyEvents(employer.connectionId)).toEqual([
       { type: 'DeductionDiscrepancyOpened.v1', n: 4 },
       { type: 'DeductionDiscrepancyResolved.v1', n: 4 },
     ]);
@@ -391,20 +393,17 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
       { pay_date: '2026-07-17', result: 'matched' },
       { pay_date: '2026-07-31', result: 'missing' },
     ]);
-    const found = await db().query(
-      `SELECT kind, status, resolution, to_char(first_pay_date, 'YYYY-MM-DD') AS first_pay_date, resolved_at IS NOT NULL AS resolved
-       FROM deduction_discrepancies WHERE benefit_id = $1 AND individual_id = $2 ORDER BY first_pay_date`,
-      [plan, person],
-    );
-    expect(found).toEqual([
+    const discrepanciesOfPerson = () =>
+      db().query(
+        `SELECT kind, status, resolution, to_char(first_pay_date, 'YYYY-MM-DD') AS first_pay_date, resolved_at IS NOT NULL AS resolved
+         FROM deduction_discrepancies WHERE benefit_id = $1 AND individual_id = $2 ORDER BY first_pay_date`,
+        [plan, person],
+      );
+    expect(await discrepanciesOfPerson()).toEqual([
       { kind: 'missing', status: 'resolved', resolution: 'agreed', first_pay_date: '2026-07-03', resolved: true },
       { kind: 'missing', status: 'open', resolution: null, first_pay_date: '2026-07-31', resolved: false },
     ]);
-    const events = await db().query(
-      `SELECT type, count(*)::int AS n FROM outbox_messages WHERE type LIKE 'DeductionDiscrepancy%' AND message_key = $1 GROUP BY type ORDER BY type`,
-      [own.connectionId],
-    );
-    expect(events).toEqual([
+    expect(await discrepancyEvents(own.connectionId)).toEqual([
       { type: 'DeductionDiscrepancyOpened.v1', n: 2 },
       { type: 'DeductionDiscrepancyResolved.v1', n: 1 },
     ]);
@@ -416,14 +415,10 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
     await store.runPayPeriod(ref, { payDate: '2026-08-28' });
     clock.set('2026-08-29T15:00:00Z');
     await reconciledAfter(await sync(own));
-    const later = await db().query(
-      `SELECT status, to_char(first_pay_date, 'YYYY-MM-DD') AS first_pay_date FROM deduction_discrepancies WHERE benefit_id = $1 AND individual_id = $2 ORDER BY first_pay_date`,
-      [plan, person],
-    );
-    expect(later).toEqual([
-      { status: 'resolved', first_pay_date: '2026-07-03' },
-      { status: 'resolved', first_pay_date: '2026-07-31' },
-      { status: 'open', first_pay_date: '2026-08-28' },
+    expect(await discrepanciesOfPerson()).toEqual([
+      { kind: 'missing', status: 'resolved', resolution: 'agreed', first_pay_date: '2026-07-03', resolved: true },
+      { kind: 'missing', status: 'resolved', resolution: 'agreed', first_pay_date: '2026-07-31', resolved: true },
+      { kind: 'missing', status: 'open', resolution: null, first_pay_date: '2026-08-28', resolved: false },
     ]);
   });
 
