@@ -321,9 +321,10 @@ export interface HrisEventsResult {
   service_vs_raw_as_produced_percent: number;
   /** A larger run on the same database after every other run: the cost as the data grows. */
   volume: ThroughputRun | null;
-  paced: PacedRun;
+  /** Null when --paced-seconds=0 left the paced runs out. */
+  paced: PacedRun | null;
   /** The same pace with every job dated ahead: the consumer path's latency without the job workers beside it. */
-  paced_consumer_only: PacedRun;
+  paced_consumer_only: PacedRun | null;
   /** The throughput run's shape with every job dated 30 days ahead: the consumer path alone (null with --consumer-only-events=0). */
   consumer_only: ThroughputRun | null;
   statements: StatementsRun | null;
@@ -1157,6 +1158,19 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
   }
 }
 
+/** The paced run's latency targets: met only when the run kept (nearly) its rate. */
+function pacedTargets(paced: PacedRun, pacedRate: number): TargetCheck[] {
+  const pacedOk = paced.achieved_events_per_second >= pacedRate * 0.95;
+  return [
+    {
+      target: `p99 event → saga committed < 500 ms at ${pacedRate} events/s`,
+      measured: `p99 ${paced.event_to_saga_committed.p99_ms} ms committed (${paced.event_to_saga.p99_ms} ms to created_at), at ${paced.achieved_events_per_second} events/s`,
+      met: paced.event_to_saga_committed.p99_ms < 500 && pacedOk,
+    },
+    { target: `p99 event → job complete < 1 s at ${pacedRate} events/s`, measured: `p99 ${paced.event_to_job_complete.p99_ms} ms`, met: paced.event_to_job_complete.p99_ms < 1_000 && pacedOk },
+  ];
+}
+
 export async function measureHrisEvents(options: BenchOptions): Promise<TargetCheck[]> {
   const events = Number(argValue('events') ?? 10_000);
   const volumeEvents = Number(argValue('volume-events') ?? (options.quick ? 0 : 100_000));
@@ -1234,12 +1248,17 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     // The raw pipeline's rows are counted: dropped, or the service's table upkeep (which keeps
     // every table of the schema) vacuums the bench's table during the paced run.
     await database.db.query(`DROP TABLE IF EXISTS ${RAW_INBOX_TABLE}`);
-    console.log(`paced: ${pacedRate} events/s for ${pacedSeconds} s ...`);
-    await settle(database.db);
-    const paced = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds);
-    console.log(`paced, consumer path alone: ${pacedRate} events/s for ${pacedSeconds} s, their jobs dated 30 days ahead ...`);
-    await settle(database.db);
-    const pacedConsumerOnly = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds, { consumerOnly: true });
+    // --paced-seconds=0 leaves the paced runs out (and their rows and targets with them).
+    let paced: PacedRun | null = null;
+    let pacedConsumerOnly: PacedRun | null = null;
+    if (pacedSeconds > 0) {
+      console.log(`paced: ${pacedRate} events/s for ${pacedSeconds} s ...`);
+      await settle(database.db);
+      paced = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds);
+      console.log(`paced, consumer path alone: ${pacedRate} events/s for ${pacedSeconds} s, their jobs dated 30 days ahead ...`);
+      await settle(database.db);
+      pacedConsumerOnly = await pacedRun(scope, database.db, service, employers, pacedRate, pacedSeconds, { consumerOnly: true });
+    }
     let consumerOnly: ThroughputRun | null = null;
     if (consumerOnlyEvents > 0) {
       console.log(`consumer path alone: ${consumerOnlyEvents} events with their jobs dated 30 days ahead ...`);
@@ -1273,10 +1292,14 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
           : []),
         ['raw kafkajs + 1 INSERT/event', events, raw.events_per_second, raw.events_per_second, raw.seconds, '-', `${round((raw.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
         ['  the same, as fast as produced', events, rawProduced.events_per_second, rawProduced.events_per_second, rawProduced.seconds, '-', `${round((rawProduced.cpu_seconds * 1000) / events, 2)} ms`, '-', '-', '-', '-', '-', '-'],
-        [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, pacedPerEvent(paced), ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
-        ['  (paced: saga committed)', paced.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(paced.event_to_saga_committed), '-', '-', '-'],
-        [`paced ${pacedRate}/s, consumer path alone`, pacedConsumerOnly.events, pacedConsumerOnly.achieved_events_per_second, '-', '-', '-', pacedPerEvent(pacedConsumerOnly), ...latencyCells(pacedConsumerOnly.event_to_saga), '-', '-', '-'],
-        ['  (its saga committed)', pacedConsumerOnly.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga_committed), '-', '-', '-'],
+        ...(paced && pacedConsumerOnly
+          ? [
+              [`service, paced ${pacedRate}/s`, paced.events, paced.achieved_events_per_second, '-', '-', paced.jobs_complete_seconds, pacedPerEvent(paced), ...latencyCells(paced.event_to_saga), ...latencyCells(paced.event_to_job_complete)],
+              ['  (paced: saga committed)', paced.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(paced.event_to_saga_committed), '-', '-', '-'],
+              [`paced ${pacedRate}/s, consumer path alone`, pacedConsumerOnly.events, pacedConsumerOnly.achieved_events_per_second, '-', '-', '-', pacedPerEvent(pacedConsumerOnly), ...latencyCells(pacedConsumerOnly.event_to_saga), '-', '-', '-'],
+              ['  (its saga committed)', pacedConsumerOnly.event_to_saga_committed.count, '-', '-', '-', '-', '-', ...latencyCells(pacedConsumerOnly.event_to_saga_committed), '-', '-', '-'],
+            ]
+          : []),
       ],
     );
     printTableActivity(tables, events * ROUNDS);
@@ -1310,7 +1333,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
     console.log(`mean events per consumer transaction / messages per relay round, by round: ${services.map((r) => `${r.batch_means?.events_per_transaction ?? '-'} / ${r.batch_means?.messages_per_relay_round ?? '-'}`).join('; ')}`);
     const pacedBatches = (run: PacedRun) => `${run.batch_means?.events_per_transaction ?? '-'} / ${run.batch_means?.messages_per_relay_round ?? '-'}`;
-    if (paced.events > 0) console.log(`the same, paced: ${pacedBatches(paced)}; paced, consumer path alone: ${pacedBatches(pacedConsumerOnly)}`);
+    if (paced && pacedConsumerOnly) console.log(`the same, paced: ${pacedBatches(paced)}; paced, consumer path alone: ${pacedBatches(pacedConsumerOnly)}`);
     if (statements) {
       console.log(
         `SQL statements per event on the consumer path: ${statements.consumer_path_per_event} (${statements.consumer_path_per_event_without_transaction_control} without BEGIN/COMMIT); ` +
@@ -1322,6 +1345,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       printTable(['ms/event', 'share %', 'calls/event', 'rows/call', 'statement'], whole.top.slice(0, 15).map((t) => [t.ms_per_event, t.share_percent, t.calls_per_event, t.rows_per_call, t.query]));
     }
     for (const [name, run] of [['paced', paced], ['paced, consumer path alone', pacedConsumerOnly]] as const) {
+      if (!run) continue;
       console.log(`the slowest seconds of the run ${name} (by when their events were produced):`);
       printTable(
         ['second', 'events', 'p99 committed', 'max committed', 'machine busy %', 'background work on the server around it'],
@@ -1339,7 +1363,6 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
     // End to end means every provider job complete, not only every event consumed.
     const share = round((throughput.end_to_end_events_per_second / raw.events_per_second) * 100);
     const shareAsProduced = round((throughput.end_to_end_events_per_second / rawProduced.events_per_second) * 100);
-    const pacedOk = paced.achieved_events_per_second >= pacedRate * 0.95;
     const targets: TargetCheck[] = [
       {
         target: `≥ 1,000 events/s end to end (${events} events)`,
@@ -1361,12 +1384,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
             },
           ]
         : []),
-      {
-        target: `p99 event → saga committed < 500 ms at ${pacedRate} events/s`,
-        measured: `p99 ${paced.event_to_saga_committed.p99_ms} ms committed (${paced.event_to_saga.p99_ms} ms to created_at), at ${paced.achieved_events_per_second} events/s`,
-        met: paced.event_to_saga_committed.p99_ms < 500 && pacedOk,
-      },
-      { target: `p99 event → job complete < 1 s at ${pacedRate} events/s`, measured: `p99 ${paced.event_to_job_complete.p99_ms} ms`, met: paced.event_to_job_complete.p99_ms < 1_000 && pacedOk },
+      ...(paced ? pacedTargets(paced, pacedRate) : []),
       ...(statements
         ? [{ target: '≤ 3 SQL statements per event on the consumer path', measured: `${statements.consumer_path_per_event} (transaction control included)`, met: statements.consumer_path_per_event <= 3 }]
         : []),
