@@ -384,14 +384,17 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
     clock.set('2026-08-01T15:00:00Z');
     await reconciledAfter(await sync(own));
 
+    // Each missing run points at the discrepancy it opened, not at the one live at the end.
     const results = await db().query(
-      `SELECT to_char(pay_date, 'YYYY-MM-DD') AS pay_date, result FROM reconciliation_results WHERE benefit_id = $1 AND individual_id = $2 ORDER BY pay_date`,
+      `SELECT to_char(r.pay_date, 'YYYY-MM-DD') AS pay_date, r.result, to_char(d.first_pay_date, 'YYYY-MM-DD') AS discrepancy_of
+       FROM reconciliation_results r LEFT JOIN deduction_discrepancies d ON d.id = r.discrepancy_id
+       WHERE r.benefit_id = $1 AND r.individual_id = $2 ORDER BY r.pay_date`,
       [plan, person],
     );
     expect(results).toEqual([
-      { pay_date: '2026-07-03', result: 'missing' },
-      { pay_date: '2026-07-17', result: 'matched' },
-      { pay_date: '2026-07-31', result: 'missing' },
+      { pay_date: '2026-07-03', result: 'missing', discrepancy_of: '2026-07-03' },
+      { pay_date: '2026-07-17', result: 'matched', discrepancy_of: null },
+      { pay_date: '2026-07-31', result: 'missing', discrepancy_of: '2026-07-31' },
     ]);
     const discrepanciesOfPerson = () =>
       db().query(

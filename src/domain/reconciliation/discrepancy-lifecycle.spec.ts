@@ -1,5 +1,5 @@
 import type { EnrollmentConfigurationParams } from '../benefits/benefit-job-params';
-import { applyConfigurationReads, applyStatementResults, emptyChanges, sameConfiguration, yearToDateOfResults } from './discrepancy-lifecycle';
+import { applyConfigurationReads, applyStatementResults, emptyChanges, sameConfiguration, statementResultKey, yearToDateOfResults } from './discrepancy-lifecycle';
 import { LiveDiscrepancy, StatementResult, StatementResultKind } from './reconciliation.types';
 
 const result = (payDate: string, kind: StatementResultKind, paymentId = `p-${payDate}`): StatementResult => ({
@@ -38,6 +38,16 @@ describe('discrepancy lifecycle', () => {
     expect(changes.updated).toEqual([expect.objectContaining({ id: 'new:0', newOccurrence: true, paymentId: 'p-2026-03-27' })]);
     expect(changes.resolved).toEqual([{ id: 'new:0', resolution: 'agreed', paymentId: 'p-2026-04-10' }]);
     expect(live).toEqual([]);
+  });
+
+  it('tells each result the discrepancy it opened or added to, when the same kind opens again in one run', () => {
+    const live = [liveOne('missing', '2026-03-13')];
+    const changes = emptyChanges();
+    const results = [result('2026-03-27', 'missing'), result('2026-04-10', 'matched'), result('2026-04-24', 'missing'), result('2026-05-08', 'missing')];
+    applyStatementResults(live, results, changes);
+    expect(results.map((r) => changes.shownIn.get(statementResultKey(r)) ?? null)).toEqual(['d1', null, 'new:0', 'new:0']);
+    expect(changes.resolved).toEqual([{ id: 'd1', resolution: 'agreed', paymentId: 'p-2026-04-10' }]);
+    expect(live.map((d) => d.id)).toEqual(['new:0']);
   });
 
   it('updates the live discrepancy of an earlier run without opening another, and counts a corrected statement once', () => {

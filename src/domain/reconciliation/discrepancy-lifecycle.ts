@@ -43,9 +43,18 @@ export interface LifecycleChanges {
   opened: DiscrepancyOpening[];
   updated: DiscrepancyUpdate[];
   resolved: DiscrepancyResolution[];
+  /**
+   * The discrepancy each statement result that showed a problem opened or added to (a stored id,
+   * or a provisional `new:<i>` of `opened`), by `statementResultKey`: within one run the same kind
+   * may be opened, resolved and opened again, so "the live one of its kind" is not the result's.
+   */
+  shownIn: Map<string, string>;
 }
 
-export const emptyChanges = (): LifecycleChanges => ({ opened: [], updated: [], resolved: [] });
+export const emptyChanges = (): LifecycleChanges => ({ opened: [], updated: [], resolved: [], shownIn: new Map() });
+
+/** One statement's result for one benefit and person. */
+export const statementResultKey = (r: Pick<StatementResult, 'paymentId' | 'individualId' | 'benefitId'>): string => `${r.paymentId}|${r.individualId}|${r.benefitId}`;
 
 const STATEMENT_KINDS: ReadonlySet<DiscrepancyKind> = new Set(['missing', 'amount_mismatch', 'unexpected', 'match_mismatch', 'over_limit']);
 
@@ -77,6 +86,7 @@ export function applyStatementResults(live: LiveDiscrepancy[], results: readonly
     if (same) {
       const newOccurrence = same.lastPaymentId !== result.paymentId;
       changes.updated.push({ id: same.id, paymentId: result.paymentId, payDate: result.payDate, newOccurrence, ...amounts });
+      changes.shownIn.set(statementResultKey(result), same.id);
       same.lastPaymentId = result.paymentId;
       same.lastPayDate = result.payDate;
       if (newOccurrence) same.occurrences += 1;
@@ -92,8 +102,10 @@ export function applyStatementResults(live: LiveDiscrepancy[], results: readonly
     };
     changes.opened.push(opening);
     // Known to later results of this run by a provisional id, replaced when it is written.
+    const provisionalId = `new:${changes.opened.length - 1}`;
+    changes.shownIn.set(statementResultKey(result), provisionalId);
     live.push({
-      id: `new:${changes.opened.length - 1}`,
+      id: provisionalId,
       benefitId: opening.benefitId,
       individualId: opening.individualId,
       kind: opening.kind,

@@ -9,6 +9,7 @@ import {
   applyStatementResults,
   ConfigurationPair,
   emptyChanges,
+  statementResultKey,
   LifecycleChanges,
   yearToDateOfResults,
 } from '../../domain/reconciliation/discrepancy-lifecycle';
@@ -223,16 +224,21 @@ export class DeductionReconciliationHandler implements JobHandler {
     }
 
     const written = await this.writeChanges(manager, scope, changes, now);
-    // Each result points at the live discrepancy of its pair and kind, once the changes are written.
+    // Each result points at the discrepancy it opened or added to; a result older than what the
+    // pair's live ones have seen (history) changed none, and points at the live one of its kind.
     const liveIds = new Map<string, string>();
     for (const d of live) liveIds.set(`${d.benefitId}|${d.individualId}|${d.kind}`, written.idOf(d.id));
+    const discrepancyOf = (r: StatementResult): string | null => {
+      const shownIn = changes.shownIn.get(statementResultKey(r));
+      return shownIn !== undefined ? written.idOf(shownIn) : (liveIds.get(`${r.benefitId}|${r.individualId}|${r.result}`) ?? null);
+    };
     await this.reconciliation.writeResults(
       manager,
       entityId,
       results.map((r) => ({
         ...r,
         regular: regular.get(`${r.paymentId}|${r.individualId}`) ?? true,
-        discrepancyId: r.result === 'matched' ? null : (liveIds.get(`${r.benefitId}|${r.individualId}|${r.result}`) ?? null),
+        discrepancyId: r.result === 'matched' ? null : discrepancyOf(r),
       })),
       now,
     );
