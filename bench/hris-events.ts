@@ -286,6 +286,8 @@ export interface StatementsRun {
     most_planned: { plan_ms_per_event: number; plans_per_call: number; calls_per_event: number; query: string }[];
     statements_per_event: number;
     top: { ms_per_event: number; share_percent: number; calls_per_event: number; rows_per_call: number; query: string }[];
+    /** Statements PostgreSQL compiled with LLVM (its JIT, above `jit_above_cost`): compiled again on every execution. */
+    jit_compiled: { calls_per_event: number; jit_ms_per_event: number; functions_per_call: number; query: string }[];
   };
 }
 
@@ -1094,8 +1096,10 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
     const employers = await benchEmployers(service, scope);
     await database.db.query(`SELECT pg_stat_statements_reset()`);
     await throughputRun(scope, database.db, service, employers, events, { seed: 2029 });
-    const timed: { query: string; calls: string; rows: string; ms: number; plan_ms: number; plans: string }[] = await database.db.query(
-      `SELECT query, calls, rows, total_exec_time AS ms, total_plan_time AS plan_ms, plans FROM pg_stat_statements
+    const timed: { query: string; calls: string; rows: string; ms: number; plan_ms: number; plans: string; jit_functions: string; jit_ms: number }[] = await database.db.query(
+      `SELECT query, calls, rows, total_exec_time AS ms, total_plan_time AS plan_ms, plans, jit_functions,
+              jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time AS jit_ms
+       FROM pg_stat_statements
        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC`,
     );
     await database.db.query(`SELECT pg_stat_statements_reset()`);
@@ -1141,6 +1145,15 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
             query: row.query.replace(/\s+/g, ' ').slice(0, 110),
           })),
         statements_per_event: round(ofService.reduce((sum, row) => sum + Number(row.calls), 0) / events, 2),
+        jit_compiled: ofService
+          .filter((row) => Number(row.jit_functions) > 0)
+          .sort((a, b) => b.jit_ms - a.jit_ms)
+          .map((row) => ({
+            calls_per_event: round(Number(row.calls) / events, 4),
+            jit_ms_per_event: round(row.jit_ms / events, 4),
+            functions_per_call: round(Number(row.jit_functions) / Math.max(1, Number(row.calls)), 1),
+            query: row.query.replace(/\s+/g, ' ').slice(0, 110),
+          })),
         top: ofService.slice(0, 25).map((row) => ({
           ms_per_event: round(row.ms / events, 4),
           share_percent: round((100 * row.ms) / Math.max(totalMs, 1e-9), 1),
@@ -1343,6 +1356,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       const whole = statements.whole_path;
       console.log(`the whole path (jobs complete): ${whole.statements_per_event} statements and ${whole.exec_ms_per_event} ms of PostgreSQL execution per event; most of that time:`);
       printTable(['ms/event', 'share %', 'calls/event', 'rows/call', 'statement'], whole.top.slice(0, 15).map((t) => [t.ms_per_event, t.share_percent, t.calls_per_event, t.rows_per_call, t.query]));
+      console.log(`statements PostgreSQL compiled with its JIT on that path: ${whole.jit_compiled.length}`);
+      if (whole.jit_compiled.length > 0) {
+        printTable(['JIT ms/event', 'calls/event', 'functions/call', 'statement'], whole.jit_compiled.slice(0, 10).map((t) => [t.jit_ms_per_event, t.calls_per_event, t.functions_per_call, t.query]));
+      }
     }
     for (const [name, run] of [['paced', paced], ['paced, consumer path alone', pacedConsumerOnly]] as const) {
       if (!run) continue;
