@@ -9,8 +9,8 @@ import {
   applyStatementResults,
   ConfigurationPair,
   emptyChanges,
-  statementResultKey,
   LifecycleChanges,
+  statementResultKey,
   yearToDateOfResults,
 } from '../../domain/reconciliation/discrepancy-lifecycle';
 import { ReconciledBenefit, StatementResult } from '../../domain/reconciliation/reconciliation.types';
