@@ -68,7 +68,7 @@ export default defineConfig(
   },
   {
     // Plain CommonJS node scripts.
-    files: ['test/**/*.js', 'scripts/**/*.js'],
+    files: ['test/**/*.js', 'scripts/**/*.js', 'bench/**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: nodeGlobals },
     rules: {
       '@typescript-eslint/no-require-imports': 'off',

@@ -5,7 +5,7 @@
  * `--quick` switch.
  */
 import { ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -256,8 +256,10 @@ export interface BenchService {
  * /health/ready answers 200. Settings are the production defaults except: no log output, no
  * provider latency, a per-token rate limit no benchmark reaches (the limiter still runs on
  * every request) and the bench application. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of
- * the service there when it stops. Node runs it with `nodeArgs`, by default the flags `npm
- * start` uses (START_NODE_ARGS); BENCH_SERVICE_NODE_ARGS adds more (e.g. `--trace-gc`).
+ * the service there when it stops; BENCH_HEAP_SAMPLES=<dir>, what it allocated, a profile every
+ * five seconds (heap-sampling.js; heap-samples.ts reads them). Node runs it with `nodeArgs`, by
+ * default the flags `npm start` uses (START_NODE_ARGS); BENCH_SERVICE_NODE_ARGS adds more (e.g.
+ * `--trace-gc`).
  */
 export async function startBenchService(
   databaseUrl: string,
@@ -267,6 +269,11 @@ export async function startBenchService(
   const port = await freePort();
   const nodeArgs = [...extraNodeArgs, ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
   if (process.env.BENCH_CPU_PROF) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`);
+  const heapSamples = process.env.BENCH_HEAP_SAMPLES ? resolve(process.env.BENCH_HEAP_SAMPLES) : undefined;
+  if (heapSamples) {
+    mkdirSync(heapSamples, { recursive: true });
+    nodeArgs.push('-r', resolve(__dirname, 'heap-sampling.js'));
+  }
   const child = spawn(process.execPath, [...nodeArgs, main], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -288,6 +295,7 @@ export async function startBenchService(
       ...(process.env.DATABASE_PREPARED_STATEMENTS && { DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS }),
       // Settings under study, e.g. BENCH_SERVICE_ENV='{"KAFKA_BATCH_MAX":"100"}'
       ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>),
+      ...(heapSamples && { BENCH_HEAP_SAMPLES_DIR: heapSamples, BENCH_HEAP_SAMPLES_MS: process.env.BENCH_HEAP_SAMPLES_MS ?? '5000' }),
       ...env,
     },
   });
