@@ -25,6 +25,9 @@ interface Profile {
   endTime: number;
 }
 
+/** The project's own code, compiled or not; a dependency's `dist/` or `src/` is not. */
+export const isOwnCode = (url: string) => !url.includes('/node_modules/') && /\/(dist|src)\//.test(url);
+
 /** `node_modules/<package>` for dependencies, the project-relative file for our own code. */
 function ownerOf(url: string): string {
   if (url === '') return '(native / V8)';
@@ -73,7 +76,7 @@ export function summarize(profile: Profile, top = 25, fromSeconds = 0, toSeconds
         owners.add(frameOwner);
         inclusiveOwner.set(frameOwner, (inclusiveOwner.get(frameOwner) ?? 0) + micros);
       }
-      if (!/\/(dist|src)\//.test(frame.url) || /node_modules/.test(frame.url)) continue;
+      if (!isOwnCode(frame.url)) continue;
       const key = `${frame.functionName || '(anonymous)'} ${ownerOf(frame.url)}:${frame.lineNumber + 1}`;
       if (seen.has(key)) continue;
       seen.add(key);

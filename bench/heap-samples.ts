@@ -11,6 +11,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isOwnCode } from './cpu-profile-summary';
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -22,9 +23,6 @@ interface HeapProfile {
   name: string;
   head: SamplingNode;
 }
-
-/** The project's own code, compiled or not; a dependency's `dist/` or `src/` is not. */
-const isOwnCode = (url: string) => !url.includes('/node_modules/') && /\/(dist|src)\//.test(url);
 
 function frameName({ functionName, url, lineNumber }: SamplingNode['callFrame']): string {
   const file = url.split('/').pop() ?? '';
