@@ -2,6 +2,8 @@ import { DataSource } from 'typeorm';
 import { employerRefOf } from '../../src/domain/providers/provider-port';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { irsLimitsFor } from '../../src/domain/payroll/irs-limits';
+import { taxTreatmentOf } from '../../src/domain/payroll/benefit-tax-treatment';
+import { BenefitType } from '../../src/domain/payroll/payroll.types';
 import { ConnectionsRepository } from '../../src/infrastructure/database/repositories/connections.repository';
 import { SandboxEmployerStore } from '../../src/infrastructure/providers/sandbox/sandbox-employer.store';
 import { IssuedCredentials } from '../../src/modules/applications/applications.service';
@@ -19,6 +21,18 @@ interface Employer {
   token: string;
   connectionId: string;
   entityId: string;
+}
+
+interface EmploymentBody {
+  employment: { type: string };
+  is_active: boolean;
+  end_date: string | null;
+  income: { unit: 'yearly' | 'hourly'; amount: number };
+}
+
+interface SandboxConfiguration {
+  employee_deduction: { type: 'percent' | 'fixed'; amount: number } | null;
+  annual_maximum: number | null;
 }
 
 interface Line {
@@ -364,9 +378,7 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
     const plan: string = benefit.body.benefit_id;
     const directory = await api('/employer/directory', undefined, undefined, own);
     const employments = await api('/employer/employment', { requests: directory.body.individuals.map((i: { id: string }) => ({ individual_id: i.id })) }, undefined, own);
-    const person: string = employments.body.responses.find(
-      (r: { body: { employment: { type: string }; is_active: boolean; end_date: string | null } }) => r.body.employment.type === 'employee' && r.body.is_active && !r.body.end_date,
-    ).individual_id;
+    const person = await leastDeferringEmployee(own, employments.body.responses);
     const job = await api(`/employer/benefits/${plan}/individuals`, [{ individual_id: person, configuration: { employee_deduction: { type: 'percent', amount: 500 } } }], undefined, own);
     expect((await ended(`/jobs/automated/${job.body.job_id}`, own)).status).toBe('complete');
 
@@ -418,12 +430,49 @@ describeWithPostgres('reconciliation of pay statements against enrollments', () 
     await store.runPayPeriod(ref, { payDate: '2026-08-28' });
     clock.set('2026-08-29T15:00:00Z');
     await reconciledAfter(await sync(own));
+    // Every run owed a deduction (no limit reached): what the lifecycle rests on.
+    const owed = await db().query(
+      `SELECT to_char(pay_date, 'YYYY-MM-DD') AS pay_date, expected_employee > 0 AS owed FROM reconciliation_results WHERE benefit_id = $1 AND individual_id = $2 ORDER BY pay_date`,
+      [plan, person],
+    );
+    expect(owed).toEqual(['2026-07-03', '2026-07-17', '2026-07-31', '2026-08-14', '2026-08-28'].map((payDate) => ({ pay_date: payDate, owed: true })));
     expect(await discrepanciesOfPerson()).toEqual([
       { kind: 'missing', status: 'resolved', resolution: 'agreed', first_pay_date: '2026-07-03', resolved: true },
       { kind: 'missing', status: 'resolved', resolution: 'agreed', first_pay_date: '2026-07-31', resolved: true },
       { kind: 'missing', status: 'open', resolution: null, first_pay_date: '2026-08-28', resolved: false },
     ]);
   });
+
+  /**
+   * Of the employer's active employees, the one whose elective deferrals in a year (the generated
+   * retirement enrollments in force at the provider, each at its rate or its annual maximum, and
+   * the test's 5 %, on a year's pay and a 5 % bonus) are the smallest, and under the 402(g) limit.
+   * A person who reaches the limit (a high earner already saving 10 %) is deducted less, then
+   * nothing, and a skipped run that owes nothing matches: the lifecycle under test would not run.
+   */
+  async function leastDeferringEmployee(of: Employer, employments: { individual_id: string; body: EmploymentBody }[]): Promise<string> {
+    const enrollments: { individual_id: string; type: BenefitType; configuration: SandboxConfiguration }[] = await db().query(
+      `SELECT e.individual_id::text AS individual_id, b.type, e.configuration FROM sandbox_enrollments e
+       JOIN sandbox_benefits b ON b.entity_id = e.entity_id AND b.id = e.benefit_id
+       WHERE e.entity_id = $1 AND e.ended_on IS NULL`,
+      [of.entityId],
+    );
+    const yearly = (body: EmploymentBody) => (body.income.unit === 'yearly' ? body.income.amount : body.income.amount * 2_080) * 1.05;
+    const deferralsOf = ({ individual_id, body }: { individual_id: string; body: EmploymentBody }) =>
+      enrollments
+        .filter((e) => e.individual_id === individual_id.toLowerCase() && ['elective_deferral', 'simple'].includes(taxTreatmentOf(e.type).limit ?? ''))
+        .reduce((sum, { configuration: { employee_deduction: deduction, annual_maximum } }) => {
+          const atRate = !deduction ? 0 : deduction.type === 'percent' ? (deduction.amount / 10_000) * yearly(body) : deduction.amount * 26;
+          return sum + Math.min(atRate, annual_maximum ?? Infinity);
+        }, 0.05 * yearly(body));
+    const [least] = employments
+      .filter((r) => r.body.employment.type === 'employee' && r.body.is_active && !r.body.end_date)
+      .map((r) => ({ id: r.individual_id, deferrals: deferralsOf(r) }))
+      .sort((a, b) => a.deferrals - b.deferrals);
+    // The entity id seeds the employer: it names the data of a failure.
+    expect([of.entityId, least.deferrals < irsLimitsFor(2026).electiveDeferral]).toEqual([of.entityId, true]);
+    return least.id;
+  }
 
   /** An Assisted connection syncs through the internal job POST /sandbox/jobs starts (no job id to poll). */
   async function syncAssisted(of: Employer): Promise<void> {
