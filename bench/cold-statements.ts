@@ -1,0 +1,143 @@
+/**
+ * Profile: where PostgreSQL's time goes in a cold round against a warm one, by statement. In a
+ * PostgreSQL cluster of the benchmark's own with pg_stat_statements loaded (the machine's server
+ * is left as it is), one service applies the HRIS stream in rounds of `--events` (5,000) that
+ * alternate cold (a service process started just before it) and warm (the same process, right
+ * after): `--pairs` (2) of each. Per round: events/s end to end, the statements' execution and
+ * planning time per event (wall time, waits included), the ledger's advisory-lock statement on
+ * its own (calls and time: what the applying path and the job workers wait for each other), the
+ * backends found waiting for a lock by what they wait on, and the statements whose time per event
+ * grew most from warm to cold. **Baseline:** the warm rounds of the same run.
+ *
+ *   npx ts-node --transpile-only bench/cold-statements.ts [--events=5000] [--pairs=2] [--top=20]
+ */
+import { ensureBuild, round } from './bench-service';
+import { backgroundKind, benchEmployers, startHrisService, throughputRun } from './hris-events';
+import { createScratchDatabase, KafkaScope, startPrivatePostgres } from './hris-kit';
+import { LockWaits, sampleLockWaits } from './lock-waits';
+
+interface StatementTimes {
+  calls: number;
+  execMs: number;
+  planMs: number;
+}
+
+interface Round {
+  kind: 'cold' | 'warm';
+  eventsPerSecond: number;
+  statements: Map<string, StatementTimes>;
+  lockWaits: LockWaits;
+}
+
+const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const LEDGER_LOCKS = /pg_advisory_xact_lock_shared\(hashtextextended\(u\.k/;
+const text = (query: string) => query.replace(/\s+/g, ' ').slice(0, 110);
+
+async function main(): Promise<void> {
+  ensureBuild();
+  const events = Number(argValue('events') ?? 5_000);
+  const pairs = Math.max(1, Number(argValue('pairs') ?? 2));
+  const top = Number(argValue('top') ?? 20);
+  const cluster = await startPrivatePostgres(57_000 + Math.floor(Math.random() * 1_000), [
+    'shared_preload_libraries=pg_stat_statements',
+    'pg_stat_statements.track=top',
+    'pg_stat_statements.track_planning=on',
+    'pg_stat_statements.max=10000',
+  ]);
+  const scope = new KafkaScope('bench-cold-statements');
+  const database = await createScratchDatabase('bench_cold_stmt', cluster.url, 2);
+  let service = undefined as Awaited<ReturnType<typeof startHrisService>> | undefined;
+  try {
+    await database.db.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+    await scope.createTopics();
+    service = await startHrisService(database.url, scope);
+    const employers = await benchEmployers(service, scope);
+    const rounds: Round[] = [];
+    const names = new Map<string, string>();
+    for (let i = 0; i < pairs * 2; i++) {
+      const kind = i % 2 === 0 ? 'cold' : 'warm';
+      if (kind === 'cold') {
+        await service.stop();
+        service = await startHrisService(database.url, scope);
+      }
+      await database.db.query(`SELECT pg_stat_statements_reset()`);
+      const sampler = sampleLockWaits(database.db);
+      const run = await throughputRun(scope, database.db, service, employers, events, { seed: 3_000 + i });
+      const lockWaits = await sampler.stop();
+      rounds.push({ kind, eventsPerSecond: run.end_to_end_events_per_second, statements: await statementTimes(database.db, names), lockWaits });
+      console.log(`round ${i + 1} (${kind}): ${run.end_to_end_events_per_second} events/s end to end`);
+    }
+    report(rounds, events, top);
+  } finally {
+    await service?.stop();
+    await scope.close();
+    await database.drop();
+    cluster.stop();
+  }
+}
+
+/**
+ * The service's statements (the benchmark's own left out), by statement. Keyed by queryid, named
+ * by the text first recorded for it in the run: after a reset, a statement first run from an
+ * already prepared plan is recorded with its constants unnormalised, one parsed anew with them
+ * normalised, so the same statement's text differs between a cold round and a warm one.
+ */
+async function statementTimes(db: Parameters<typeof sampleLockWaits>[0], names: Map<string, string>): Promise<Map<string, StatementTimes>> {
+  const rows: { queryid: string; query: string; calls: string; exec_ms: number; plan_ms: number }[] = await db.query(
+    `SELECT queryid::text AS queryid, query, calls, total_exec_time AS exec_ms, total_plan_time AS plan_ms FROM pg_stat_statements
+     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  const byStatement = new Map<string, StatementTimes>();
+  for (const row of rows) {
+    if (backgroundKind(row.query) === 'bench') continue;
+    if (!names.has(row.queryid)) names.set(row.queryid, text(row.query));
+    const key = names.get(row.queryid)!;
+    const sum = byStatement.get(key) ?? { calls: 0, execMs: 0, planMs: 0 };
+    sum.calls += Number(row.calls);
+    sum.execMs += row.exec_ms;
+    sum.planMs += row.plan_ms;
+    byStatement.set(key, sum);
+  }
+  return byStatement;
+}
+
+function report(rounds: Round[], events: number, top: number): void {
+  const perEvent = (ms: number) => round((ms * 1_000) / events, 1);
+  const sum = (r: Round, pick: (t: StatementTimes, key: string) => number) => [...r.statements].reduce((total, [key, t]) => total + pick(t, key), 0);
+  const locks = (t: StatementTimes, key: string) => (LEDGER_LOCKS.test(key) ? t.execMs : 0);
+  console.log('\nµs per event, by round (cold, warm, …): execution without the ledger\'s locks / planning / the ledger\'s lock statement (calls, mean wait)');
+  for (const r of rounds) {
+    const lock = [...r.statements].filter(([key]) => LEDGER_LOCKS.test(key)).reduce((a, [, t]) => ({ calls: a.calls + t.calls, ms: a.ms + t.execMs }), { calls: 0, ms: 0 });
+    console.log(
+      `  ${r.kind} ${String(r.eventsPerSecond).padStart(5)} events/s: ${perEvent(sum(r, (t) => t.execMs) - sum(r, locks))} / ${perEvent(sum(r, (t) => t.planMs))} / ` +
+        `${perEvent(lock.ms)} (${lock.calls} calls, ${round(lock.ms / Math.max(1, lock.calls), 1)} ms each); lock waits: ${r.lockWaits.mean_waiting} backends waiting on average`,
+    );
+    for (const pair of r.lockWaits.pairs.slice(0, 3)) console.log(`      ${pair.share} %  ${pair.waiting.slice(0, 60)}  ← ${pair.blocked_by.slice(0, 80)}`);
+  }
+  const cold = rounds.filter((r) => r.kind === 'cold');
+  const warm = rounds.filter((r) => r.kind === 'warm');
+  const mean = (of: Round[], key: string, pick: (t: StatementTimes) => number) => of.reduce((total, r) => total + (r.statements.has(key) ? pick(r.statements.get(key)!) : 0), 0) / of.length;
+  const keys = new Set(rounds.flatMap((r) => [...r.statements.keys()]));
+  const growth = [...keys]
+    .map((key) => ({
+      key,
+      cold: perEvent(mean(cold, key, (t) => t.execMs + t.planMs)),
+      warm: perEvent(mean(warm, key, (t) => t.execMs + t.planMs)),
+      coldPlan: perEvent(mean(cold, key, (t) => t.planMs)),
+      warmPlan: perEvent(mean(warm, key, (t) => t.planMs)),
+      calls: round((mean(cold, key, (t) => t.calls) * 1_000) / events, 1),
+    }))
+    .sort((a, b) => b.cold - b.warm - (a.cold - a.warm));
+  console.log(`\nstatements by growth from warm to cold, µs per event (execution + planning; planning alone), calls per 1,000 events cold:`);
+  for (const g of growth.slice(0, top)) {
+    console.log(`  ${String(g.warm).padStart(6)} → ${String(g.cold).padStart(6)}  (${g.warmPlan} → ${g.coldPlan})  ${String(g.calls).padStart(5)}  ${g.key}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
