@@ -13,7 +13,7 @@
  */
 import { ensureBuild, round } from './bench-service';
 import { backgroundKind, benchEmployers, startHrisService, throughputRun } from './hris-events';
-import { createScratchDatabase, KafkaScope, startPrivatePostgres } from './hris-kit';
+import { createScratchDatabase, KafkaScope, startStatementsPostgres } from './hris-kit';
 import { LockWaits, sampleLockWaits } from './lock-waits';
 
 interface StatementTimes {
@@ -38,12 +38,7 @@ async function main(): Promise<void> {
   const events = Number(argValue('events') ?? 5_000);
   const pairs = Math.max(1, Number(argValue('pairs') ?? 2));
   const top = Number(argValue('top') ?? 20);
-  const cluster = await startPrivatePostgres(57_000 + Math.floor(Math.random() * 1_000), [
-    'shared_preload_libraries=pg_stat_statements',
-    'pg_stat_statements.track=top',
-    'pg_stat_statements.track_planning=on',
-    'pg_stat_statements.max=10000',
-  ]);
+  const cluster = await startStatementsPostgres();
   const scope = new KafkaScope('bench-cold-statements');
   const database = await createScratchDatabase('bench_cold_stmt', cluster.url, 2);
   let service = undefined as Awaited<ReturnType<typeof startHrisService>> | undefined;

@@ -73,7 +73,7 @@ import {
   brokerCpuSeconds,
   ensureKafka,
   kafkaClusterBrokers,
-  startPrivatePostgres,
+  startStatementsPostgres,
   basic,
   BENCHMARK_BACKENDS,
   createScratchDatabase,
@@ -1079,13 +1079,7 @@ export function benchEmployers(service: BenchService, scope: KafkaScope, employe
  * (the job workers stay idle): the consumer path's statements per event.
  */
 export async function statementsRun(events: number): Promise<StatementsRun> {
-  const cluster = await startPrivatePostgres(55_000 + Math.floor(Math.random() * 1_000), [
-    'shared_preload_libraries=pg_stat_statements',
-    'pg_stat_statements.track=top',
-    'pg_stat_statements.track_utility=on',
-    'pg_stat_statements.track_planning=on',
-    'pg_stat_statements.max=10000',
-  ]);
+  const cluster = await startStatementsPostgres();
   const scope = new KafkaScope('bench-hris-stmt');
   const database = await createScratchDatabase('bench_hris_stmt', cluster.url, 2);
   let service: BenchService | undefined;

@@ -24,6 +24,7 @@ import { sendAcknowledged } from '../src/infrastructure/messaging/kafka/acknowle
 import '../src/infrastructure/messaging/kafka/kafkajs-request-queue-timer';
 
 export type { ServiceChild, ServiceExit } from './service-child';
+import { freePort } from './service-child';
 export { freePort, tail } from './service-child';
 
 export const HRIS_CONSUMER = 'hris-sagas';
@@ -776,6 +777,20 @@ function postgresBinDir(): string {
   versions.sort((a, b) => Number(b) - Number(a));
   if (versions.length === 0) throw new Error('PostgreSQL server programs (initdb, pg_ctl) not found: install them or put pg_config on PATH');
   return join(root, versions[0], 'bin');
+}
+
+/**
+ * A PostgreSQL cluster of its own with pg_stat_statements loaded (top-level statements, their
+ * planning too), on a free port: statement counts and times without touching the machine's server.
+ */
+export async function startStatementsPostgres(): Promise<PrivatePostgres> {
+  return startPrivatePostgres(await freePort(), [
+    'shared_preload_libraries=pg_stat_statements',
+    'pg_stat_statements.track=top',
+    'pg_stat_statements.track_utility=on',
+    'pg_stat_statements.track_planning=on',
+    'pg_stat_statements.max=10000',
+  ]);
 }
 
 /**

@@ -43,7 +43,7 @@ import { addTableActivity, runBenchmark, TableActivity, tableActivity, tableActi
 import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, median, printTable, round, TargetCheck, writeResult } from './bench-service';
 import { DataSource } from 'typeorm';
 import { backgroundKind, benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
-import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS, PrivatePostgres, startPrivatePostgres } from './hris-kit';
+import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS, PrivatePostgres, startStatementsPostgres } from './hris-kit';
 import { LockWaits, sampleLockWaits } from './lock-waits';
 
 /** PostgreSQL's statements of one run, per event, by who runs them. */
@@ -224,12 +224,7 @@ export async function measureScaleOut(options: BenchOptions): Promise<TargetChec
   const scope = new KafkaScope('bench-scale', brokers);
   let cluster: PrivatePostgres | undefined;
   if (withStatements) {
-    cluster = await startPrivatePostgres(56_000 + Math.floor(Math.random() * 1_000), [
-      `shared_preload_libraries=${STATEMENTS}`,
-      `${STATEMENTS}.track=top`,
-      `${STATEMENTS}.track_planning=on`,
-      `${STATEMENTS}.max=10000`,
-    ]);
+    cluster = await startStatementsPostgres();
   }
   const database = await createScratchDatabase('bench_scale', cluster?.url, 4);
   const services: BenchService[] = [];
