@@ -54,6 +54,12 @@ export interface TargetCheck {
   met: boolean;
 }
 
+/** The value of a `--name=value` argument (everything after the first `=`), undefined without one. */
+export function argValue(name: string, argv: readonly string[] = process.argv): string | undefined {
+  const prefix = `--${name}=`;
+  return argv.find((arg) => arg.startsWith(prefix))?.slice(prefix.length);
+}
+
 export const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** The median of these values (the mean of the middle two for an even count, rounded to `digits`). */

@@ -19,13 +19,10 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { runBenchmark, withBenchDatabase } from './bench-database';
-import { BENCH_APPLICATION } from './bench-service';
+import { argValue, BENCH_APPLICATION } from './bench-service';
 import { startServiceChild } from './service-child';
 
-const arg = (name: string, fallback: number) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found ? Number(found.split('=')[1]) : fallback;
-};
+const arg = (name: string, fallback: number) => Number(argValue(name) ?? fallback);
 const ROUNDS = arg('rounds', 60);
 const ATTACK_SECONDS = arg('attack-seconds', 8);
 

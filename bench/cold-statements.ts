@@ -11,12 +11,14 @@
  *
  *   npx ts-node --transpile-only bench/cold-statements.ts [--events=5000] [--pairs=2] [--top=20]
  */
-import { ensureBuild, round } from './bench-service';
+import { argValue, BenchService, ensureBuild, round } from './bench-service';
 import { backgroundKind, benchEmployers, startHrisService, throughputRun } from './hris-events';
 import { createScratchDatabase, KafkaScope, startStatementsPostgres } from './hris-kit';
 import { LockWaits, sampleLockWaits } from './lock-waits';
 
 interface StatementTimes {
+  /** The text first recorded for the statement in the run. */
+  name: string;
   calls: number;
   execMs: number;
   planMs: number;
@@ -29,7 +31,6 @@ interface Round {
   lockWaits: LockWaits;
 }
 
-const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const LEDGER_LOCKS = /pg_advisory_xact_lock_shared\(hashtextextended\(u\.k/;
 const text = (query: string) => query.replace(/\s+/g, ' ').slice(0, 110);
 
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   const cluster = await startStatementsPostgres();
   const scope = new KafkaScope('bench-cold-statements');
   const database = await createScratchDatabase('bench_cold_stmt', cluster.url, 2);
-  let service = undefined as Awaited<ReturnType<typeof startHrisService>> | undefined;
+  let service: BenchService | undefined;
   try {
     await database.db.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
     await scope.createTopics();
@@ -72,9 +73,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * The service's statements (the benchmark's own left out), by statement. Keyed by queryid, named
- * by the text first recorded for it in the run: after a reset, a statement first run from an
- * already prepared plan is recorded with its constants unnormalised, one parsed anew with them
+ * The service's statements (the benchmark's own left out), by queryid, each named by the text
+ * first recorded for it in the run: after a reset, a statement first run from an already
+ * prepared plan is recorded with its constants unnormalised, one parsed anew with them
  * normalised, so the same statement's text differs between a cold round and a warm one.
  */
 async function statementTimes(db: Parameters<typeof sampleLockWaits>[0], names: Map<string, string>): Promise<Map<string, StatementTimes>> {
@@ -86,46 +87,44 @@ async function statementTimes(db: Parameters<typeof sampleLockWaits>[0], names: 
   for (const row of rows) {
     if (backgroundKind(row.query) === 'bench') continue;
     if (!names.has(row.queryid)) names.set(row.queryid, text(row.query));
-    const key = names.get(row.queryid)!;
-    const sum = byStatement.get(key) ?? { calls: 0, execMs: 0, planMs: 0 };
+    const sum = byStatement.get(row.queryid) ?? { name: names.get(row.queryid)!, calls: 0, execMs: 0, planMs: 0 };
     sum.calls += Number(row.calls);
     sum.execMs += row.exec_ms;
     sum.planMs += row.plan_ms;
-    byStatement.set(key, sum);
+    byStatement.set(row.queryid, sum);
   }
   return byStatement;
 }
 
 function report(rounds: Round[], events: number, top: number): void {
   const perEvent = (ms: number) => round((ms * 1_000) / events, 1);
-  const sum = (r: Round, pick: (t: StatementTimes, key: string) => number) => [...r.statements].reduce((total, [key, t]) => total + pick(t, key), 0);
-  const locks = (t: StatementTimes, key: string) => (LEDGER_LOCKS.test(key) ? t.execMs : 0);
-  console.log('\nµs per event, by round (cold, warm, …): execution without the ledger\'s locks / planning / the ledger\'s lock statement (calls, mean wait)');
+  const total = (r: Round, pick: (t: StatementTimes) => number) => [...r.statements.values()].reduce((sum, t) => sum + pick(t), 0);
+  console.log("\nµs per event, by round (cold, warm, …): execution without the ledger's locks / planning / the ledger's lock statement (calls, mean wait)");
   for (const r of rounds) {
-    const lock = [...r.statements].filter(([key]) => LEDGER_LOCKS.test(key)).reduce((a, [, t]) => ({ calls: a.calls + t.calls, ms: a.ms + t.execMs }), { calls: 0, ms: 0 });
+    const lock = [...r.statements.values()].filter((t) => LEDGER_LOCKS.test(t.name)).reduce((a, t) => ({ calls: a.calls + t.calls, ms: a.ms + t.execMs }), { calls: 0, ms: 0 });
     console.log(
-      `  ${r.kind} ${String(r.eventsPerSecond).padStart(5)} events/s: ${perEvent(sum(r, (t) => t.execMs) - sum(r, locks))} / ${perEvent(sum(r, (t) => t.planMs))} / ` +
+      `  ${r.kind} ${String(r.eventsPerSecond).padStart(5)} events/s: ${perEvent(total(r, (t) => t.execMs) - lock.ms)} / ${perEvent(total(r, (t) => t.planMs))} / ` +
         `${perEvent(lock.ms)} (${lock.calls} calls, ${round(lock.ms / Math.max(1, lock.calls), 1)} ms each); lock waits: ${r.lockWaits.mean_waiting} backends waiting on average`,
     );
     for (const pair of r.lockWaits.pairs.slice(0, 3)) console.log(`      ${pair.share} %  ${pair.waiting.slice(0, 60)}  ← ${pair.blocked_by.slice(0, 80)}`);
   }
   const cold = rounds.filter((r) => r.kind === 'cold');
   const warm = rounds.filter((r) => r.kind === 'warm');
-  const mean = (of: Round[], key: string, pick: (t: StatementTimes) => number) => of.reduce((total, r) => total + (r.statements.has(key) ? pick(r.statements.get(key)!) : 0), 0) / of.length;
-  const keys = new Set(rounds.flatMap((r) => [...r.statements.keys()]));
-  const growth = [...keys]
-    .map((key) => ({
-      key,
-      cold: perEvent(mean(cold, key, (t) => t.execMs + t.planMs)),
-      warm: perEvent(mean(warm, key, (t) => t.execMs + t.planMs)),
-      coldPlan: perEvent(mean(cold, key, (t) => t.planMs)),
-      warmPlan: perEvent(mean(warm, key, (t) => t.planMs)),
-      calls: round((mean(cold, key, (t) => t.calls) * 1_000) / events, 1),
+  const mean = (of: Round[], id: string, pick: (t: StatementTimes) => number) => of.reduce((sum, r) => sum + (r.statements.has(id) ? pick(r.statements.get(id)!) : 0), 0) / of.length;
+  const nameOf = new Map(rounds.flatMap((r) => [...r.statements].map(([id, t]) => [id, t.name] as const)));
+  const growth = [...nameOf]
+    .map(([id, name]) => ({
+      name,
+      cold: perEvent(mean(cold, id, (t) => t.execMs + t.planMs)),
+      warm: perEvent(mean(warm, id, (t) => t.execMs + t.planMs)),
+      coldPlan: perEvent(mean(cold, id, (t) => t.planMs)),
+      warmPlan: perEvent(mean(warm, id, (t) => t.planMs)),
+      calls: round((mean(cold, id, (t) => t.calls) * 1_000) / events, 1),
     }))
     .sort((a, b) => b.cold - b.warm - (a.cold - a.warm));
   console.log(`\nstatements by growth from warm to cold, µs per event (execution + planning; planning alone), calls per 1,000 events cold:`);
   for (const g of growth.slice(0, top)) {
-    console.log(`  ${String(g.warm).padStart(6)} → ${String(g.cold).padStart(6)}  (${g.warmPlan} → ${g.coldPlan})  ${String(g.calls).padStart(5)}  ${g.key}`);
+    console.log(`  ${String(g.warm).padStart(6)} → ${String(g.cold).padStart(6)}  (${g.warmPlan} → ${g.coldPlan})  ${String(g.calls).padStart(5)}  ${g.name}`);
   }
 }
 

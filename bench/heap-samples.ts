@@ -11,6 +11,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { argValue } from './bench-service';
 import { isOwnCode } from './cpu-profile-summary';
 
 interface SamplingNode {
@@ -56,16 +57,15 @@ export function allocationsBy(profiles: readonly HeapProfile[]): { total: number
 function main(): void {
   const [dir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   if (!dir) throw new Error('usage: heap-samples.ts <dir> [--profiles=3,7] [--events=N] [--top=25]');
-  const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const top = Number(option('top') ?? 25);
-  const events = option('events') === undefined ? undefined : Number(option('events'));
+  const top = Number(argValue('top') ?? 25);
+  const events = argValue('events') === undefined ? undefined : Number(argValue('events'));
   const profiles: HeapProfile[] = readdirSync(dir)
     .filter((f) => f.endsWith('.heapprofile'))
     .sort()
     .map((f) => ({ name: f, head: (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { head: SamplingNode }).head }));
   const totals = profiles.map((p) => totalOf(p.head));
   const largest = Math.max(0, ...totals);
-  const named = option('profiles')?.split(',').map(Number);
+  const named = argValue('profiles')?.split(',').map(Number);
   const chosen = profiles.filter((_, i) => (named ? named.includes(i) : totals[i] >= largest / 2));
   console.log('profile  MB allocated');
   profiles.forEach((p, i) => console.log(`${String(i).padStart(7)}  ${(totals[i] / 1e6).toFixed(1).padStart(12)}  ${p.name}${chosen.includes(p) ? '  *' : ''}`));

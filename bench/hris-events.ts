@@ -54,6 +54,7 @@ import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { addTableActivity, hotShare, runBenchmark, TABLE_STATS_FLUSH_MS, TableActivity, tableActivity, tableActivityBetween } from './bench-database';
 import {
+  argValue,
   BENCH_APPLICATION,
   BenchOptions,
   benchOptions,
@@ -356,10 +357,6 @@ function latencies(values: number[]): Latencies {
     p99_ms: round(percentile(sorted, 99)),
     max_ms: round(sorted[sorted.length - 1] ?? NaN),
   };
-}
-
-function argValue(name: string): string | undefined {
-  return process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 }
 
 /** Per event id (lower case): its saga's created_at and its job's completed_at, in ms since epoch. */

@@ -9,12 +9,11 @@
  *   npx ts-node --transpile-only bench/ops-reads.ts [--quick] [--history=1000000]
  */
 import { runBenchmark } from './bench-database';
-import { BenchOptions, benchOptions, BenchService, DatabaseCpu, describeMachine, ensureBuild, machineInfo, printTable, round, startBenchService, writeResult } from './bench-service';
+import { argValue, BenchOptions, benchOptions, BenchService, DatabaseCpu, describeMachine, ensureBuild, machineInfo, printTable, round, startBenchService, writeResult } from './bench-service';
 import { basic, createScratchDatabase, ScratchDatabase } from './hris-kit';
 
 const OPS = basic('ops', 'ops-password-for-bench');
 const READS_EACH = 15;
-const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 /** The ops reads measured, through the service. */
 const ENDPOINTS = [

@@ -40,7 +40,7 @@
  * Starts the local cluster (`scripts/kafka/run up --brokers 3`) when it is not running.
  */
 import { addTableActivity, runBenchmark, TableActivity, tableActivity, tableActivityBetween } from './bench-database';
-import { BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, median, printTable, round, TargetCheck, writeResult } from './bench-service';
+import { argValue, BenchOptions, benchOptions, BenchService, describeMachine, ensureBuild, machineInfo, median, printTable, round, TargetCheck, writeResult } from './bench-service';
 import { DataSource } from 'typeorm';
 import { backgroundKind, benchEmployers, startHrisService, ThroughputRun, throughputRun, together, waitForMembers } from './hris-events';
 import { createScratchDatabase, ensureKafkaCluster, HRIS_TOPIC, KafkaScope, kafkaClusterBrokers, partitionOf, PARTITIONS, PrivatePostgres, startStatementsPostgres } from './hris-kit';
@@ -202,7 +202,6 @@ function bracketedRatios(runs: InstancesRun[]): number[] {
   });
 }
 
-const argValue = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 export async function measureScaleOut(options: BenchOptions): Promise<TargetCheck[]> {
   // 30,000 events a run: on a fast host 10,000 took under two seconds, and the two-instance

@@ -47,6 +47,7 @@ import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { runBenchmark, withBenchDatabase } from './bench-database';
 import {
+  argValue,
   basicAuth,
   BenchOptions,
   benchOptions,
@@ -77,11 +78,6 @@ const ACCOUNT_DATA = { status: 'connected', authentication_method: { type: 'cred
 
 /** Wall-clock milliseconds with a fraction, comparable across processes of this machine. */
 const nowMs = () => performance.timeOrigin + performance.now();
-
-function argValue(name: string): string | undefined {
-  const prefix = `--${name}=`;
-  return process.argv.find((arg) => arg.startsWith(prefix))?.slice(prefix.length);
-}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
