@@ -11,9 +11,8 @@
  *
  *   npx ts-node --transpile-only bench/cold-statements.ts [--events=5000] [--pairs=2] [--top=20]
  */
-import { argValue, BenchService, ensureBuild, round } from './bench-service';
-import { backgroundKind, benchEmployers, startHrisService, throughputRun } from './hris-events';
-import { createScratchDatabase, KafkaScope, startStatementsPostgres } from './hris-kit';
+import { argValue, ensureBuild, round } from './bench-service';
+import { backgroundKind, throughputRun, withStatementsBench } from './hris-events';
 import { LockWaits, sampleLockWaits } from './lock-waits';
 
 interface StatementTimes {
@@ -39,37 +38,21 @@ async function main(): Promise<void> {
   const events = Number(argValue('events') ?? 5_000);
   const pairs = Math.max(1, Number(argValue('pairs') ?? 2));
   const top = Number(argValue('top') ?? 20);
-  const cluster = await startStatementsPostgres();
-  const scope = new KafkaScope('bench-cold-statements');
-  const database = await createScratchDatabase('bench_cold_stmt', cluster.url, 2);
-  let service: BenchService | undefined;
-  try {
-    await database.db.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
-    await scope.createTopics();
-    service = await startHrisService(database.url, scope);
-    const employers = await benchEmployers(service, scope);
+  await withStatementsBench('cold_stmt', async ({ scope, database, employers, service, restart }) => {
     const rounds: Round[] = [];
     const names = new Map<string, string>();
     for (let i = 0; i < pairs * 2; i++) {
       const kind = i % 2 === 0 ? 'cold' : 'warm';
-      if (kind === 'cold') {
-        await service.stop();
-        service = await startHrisService(database.url, scope);
-      }
+      if (kind === 'cold') await restart();
       await database.db.query(`SELECT pg_stat_statements_reset()`);
       const sampler = sampleLockWaits(database.db);
-      const run = await throughputRun(scope, database.db, service, employers, events, { seed: 3_000 + i });
+      const run = await throughputRun(scope, database.db, service(), employers, events, { seed: 3_000 + i });
       const lockWaits = await sampler.stop();
       rounds.push({ kind, eventsPerSecond: run.end_to_end_events_per_second, statements: await statementTimes(database.db, names), lockWaits });
       console.log(`round ${i + 1} (${kind}): ${run.end_to_end_events_per_second} events/s end to end`);
     }
     report(rounds, events, top);
-  } finally {
-    await service?.stop();
-    await scope.close();
-    await database.drop();
-    cluster.stop();
-  }
+  });
 }
 
 /**

@@ -78,6 +78,7 @@ import {
   basic,
   BENCHMARK_BACKENDS,
   createScratchDatabase,
+  ScratchDatabase,
   Employer,
   employersCoveringPartitions,
   HRIS_CONSUMER,
@@ -1075,18 +1076,10 @@ export function benchEmployers(service: BenchService, scope: KafkaScope, employe
  * database's time goes, the job path included), then `events` more with every job dated ahead
  * (the job workers stay idle): the consumer path's statements per event.
  */
-export async function statementsRun(events: number): Promise<StatementsRun> {
-  const cluster = await startStatementsPostgres();
-  const scope = new KafkaScope('bench-hris-stmt');
-  const database = await createScratchDatabase('bench_hris_stmt', cluster.url, 2);
-  let service: BenchService | undefined;
-  try {
-    await database.db.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
-    await scope.createTopics();
-    service = await startHrisService(database.url, scope);
-    const employers = await benchEmployers(service, scope);
+export function statementsRun(events: number): Promise<StatementsRun> {
+  return withStatementsBench('hris_stmt', async ({ scope, database, service, employers }) => {
     await database.db.query(`SELECT pg_stat_statements_reset()`);
-    await throughputRun(scope, database.db, service, employers, events, { seed: 2029 });
+    await throughputRun(scope, database.db, service(), employers, events, { seed: 2029 });
     const timed: { query: string; calls: string; rows: string; ms: number; plan_ms: number; plans: string; jit_functions: string; jit_ms: number }[] = await database.db.query(
       `SELECT query, calls, rows, total_exec_time AS ms, total_plan_time AS plan_ms, plans, jit_functions,
               jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time AS jit_ms
@@ -1094,7 +1087,7 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC`,
     );
     await database.db.query(`SELECT pg_stat_statements_reset()`);
-    await throughputRun(scope, database.db, service, employers, events, { consumerOnly: true, seed: 2028 });
+    await throughputRun(scope, database.db, service(), employers, events, { consumerOnly: true, seed: 2028 });
     const rows: { query: string; calls: string; rows: string }[] = await database.db.query(
       `SELECT query, calls, rows FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`,
     );
@@ -1154,6 +1147,46 @@ export async function statementsRun(events: number): Promise<StatementsRun> {
         })),
       },
     };
+  });
+}
+
+/** What withStatementsBench hands its work: the service can be replaced by a new process (a cold start). */
+export interface StatementsBench {
+  scope: KafkaScope;
+  database: ScratchDatabase;
+  employers: Employer[];
+  /** The service running now. */
+  service(): BenchService;
+  /** Stops the service and starts a new process on the same database and topics. */
+  restart(): Promise<void>;
+}
+
+/**
+ * A service on a scratch database in a PostgreSQL cluster of the benchmark's own with
+ * pg_stat_statements loaded (the machine's server is left as it is), its topics and its
+ * employers set up; runs `work` with them and takes everything down after.
+ */
+export async function withStatementsBench<T>(name: string, work: (bench: StatementsBench) => Promise<T>): Promise<T> {
+  const cluster = await startStatementsPostgres();
+  const scope = new KafkaScope(`bench-${name.replace(/_/g, '-')}`);
+  const database = await createScratchDatabase(`bench_${name}`, cluster.url, 2);
+  let service: BenchService | undefined;
+  try {
+    await database.db.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+    await scope.createTopics();
+    service = await startHrisService(database.url, scope);
+    const employers = await benchEmployers(service, scope);
+    return await work({
+      scope,
+      database,
+      employers,
+      service: () => service!,
+      restart: async () => {
+        await service!.stop();
+        service = undefined;
+        service = await startHrisService(database.url, scope);
+      },
+    });
   } finally {
     await service?.stop();
     await scope.close();
