@@ -144,6 +144,20 @@ export class ProcessStats {
     return ProcessStats.cpuSecondsIn(`/proc/${this.pid}/task/${this.pid}/stat`);
   }
 
+  /**
+   * Seconds its main thread has been runnable but waiting for a core (the scheduler's run delay,
+   * `/proc/<pid>/task/<pid>/schedstat`): what the other threads and processes on the same cores
+   * took from it. NaN where the kernel keeps no such counters.
+   */
+  mainThreadWaitSeconds(): number {
+    try {
+      const [, waitingNs] = readFileSync(`/proc/${this.pid}/task/${this.pid}/schedstat`, 'utf8').split(' ');
+      return Number(waitingNs) / 1e9;
+    } catch {
+      return NaN;
+    }
+  }
+
   private static cpuSecondsIn(statFile: string): number {
     const stat = readFileSync(statFile, 'utf8');
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.

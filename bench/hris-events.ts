@@ -132,6 +132,12 @@ export interface ThroughputRun {
    */
   service_event_loop_busy_percent?: number;
   /**
+   * The share of the same phase the service's main thread was runnable but waiting for a core,
+   * in percent (the scheduler's run delay): with the event loop's busy share, how much of its
+   * busy time the serial path lost to the other threads and processes on the same cores.
+   */
+  service_main_thread_wait_percent?: number;
+  /**
    * The machine's busy share (every process, all CPUs, from /proc/stat) over the consumer phase,
    * in percent: what it falls short of 100 (with the stolen share) is CPU the run left idle.
    */
@@ -336,6 +342,7 @@ export interface HrisEventsResult {
     end_to_end_events_per_second: number;
     service_cpu_ms_per_event: number;
     service_event_loop_busy_percent: number | null;
+    service_main_thread_wait_percent: number | null;
     batch_means: ThroughputRun['batch_means'] | null;
     database_cpu_ms_per_event: number;
     database_cpu_ms_per_event_end_to_end: number;
@@ -524,6 +531,7 @@ export async function throughputRun(
   const walBefore = await walPosition(db);
   const cpuBefore = service.stats.cpuSeconds();
   const mainThreadBefore = service.stats.mainThreadCpuSeconds();
+  const mainThreadWaitBefore = service.stats.mainThreadWaitSeconds();
   const benchmarkBefore = await benchmarkCpu.snapshot();
   const dbBefore = await dbCpu.snapshot();
   const busyBefore = await eventLoopBusySeconds(service.url);
@@ -544,6 +552,7 @@ export async function throughputRun(
   const dbMid = await dbCpu.snapshot();
   const cpuMid = service.stats.cpuSeconds();
   const mainThreadMid = service.stats.mainThreadCpuSeconds();
+  const mainThreadWaitMid = service.stats.mainThreadWaitSeconds();
   const machineMid = machineTicks();
   const busyMid = await eventLoopBusySeconds(service.url);
   // Deferred jobs are not due: nothing to wait for.
@@ -580,7 +589,10 @@ export async function throughputRun(
     // Consumer-phase CPU: until every event is consumed (the jobs' work goes on after).
     service_cpu_seconds: round(cpuMid - cpuBefore, 2),
     service_main_thread_cpu_seconds: round(mainThreadMid - mainThreadBefore, 2),
-    ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / ((consumedAt - started) / 1000)) * 100, 1) }),
+    ...(busyBefore !== null && busyMid !== null && { service_event_loop_busy_percent: round(((busyMid - busyBefore) / consumedSeconds) * 100, 1) }),
+    ...(Number.isFinite(mainThreadWaitMid - mainThreadWaitBefore) && {
+      service_main_thread_wait_percent: round(((mainThreadWaitMid - mainThreadWaitBefore) / consumedSeconds) * 100, 1),
+    }),
     machine_busy_percent: tickShare(machineMid.busy - machineBefore.busy, machineBefore, machineMid),
     machine_steal_percent: tickShare(machineMid.steal - machineBefore.steal, machineBefore, machineMid),
     batch_means: batchMeans(batchesBefore, batchesAfter),
@@ -1037,6 +1049,8 @@ export const together = (services: BenchService[], onReading?: (eachCpuSeconds: 
       return each.reduce((sum, cpu) => sum + cpu, 0);
     },
     mainThreadCpuSeconds: () => services.reduce((sum, s) => sum + s.stats.mainThreadCpuSeconds(), 0),
+    // The first instance's, as for the event loop's busy share.
+    mainThreadWaitSeconds: () => services[0].stats.mainThreadWaitSeconds(),
   } as BenchService['stats'],
 });
 
@@ -1367,7 +1381,10 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
       `the machine stolen by the hypervisor, by round (service while consuming / raw pipeline / raw as produced; above a few percent a round was disturbed): ` +
         services.map((r, i) => `${r.machine_steal_percent} / ${raws[i].machine_steal_percent} / ${rawsProduced[i].machine_steal_percent} %`).join('; '),
     );
-    console.log(`the service's event loop busy while consuming, by round: ${services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} %`).join(', ')}`);
+    console.log(
+      `the service's event loop busy / its main thread waiting for a core, while consuming, by round: ` +
+        services.map((r) => `${r.service_event_loop_busy_percent ?? '-'} / ${r.service_main_thread_wait_percent ?? '-'} %`).join(', '),
+    );
     console.log(`mean events per consumer transaction / messages per relay round, by round: ${services.map((r) => `${r.batch_means?.events_per_transaction ?? '-'} / ${r.batch_means?.messages_per_relay_round ?? '-'}`).join('; ')}`);
     const pacedBatches = (run: PacedRun) => `${run.batch_means?.events_per_transaction ?? '-'} / ${run.batch_means?.messages_per_relay_round ?? '-'}`;
     if (paced && pacedConsumerOnly) console.log(`the same, paced: ${pacedBatches(paced)}; paced, consumer path alone: ${pacedBatches(pacedConsumerOnly)}`);
@@ -1455,6 +1472,7 @@ export async function measureHrisEvents(options: BenchOptions): Promise<TargetCh
         service_cpu_ms_per_event: round((r.service_cpu_seconds * 1000) / r.events, 3),
         service_main_thread_cpu_ms_per_event: r.service_main_thread_cpu_seconds === undefined ? null : round((r.service_main_thread_cpu_seconds * 1000) / r.events, 3),
         service_event_loop_busy_percent: r.service_event_loop_busy_percent ?? null,
+        service_main_thread_wait_percent: r.service_main_thread_wait_percent ?? null,
         batch_means: r.batch_means ?? null,
         database_cpu_ms_per_event: round((r.database_cpu_seconds * 1000) / r.events, 3),
         database_cpu_ms_per_event_end_to_end: round(((r.database_cpu_seconds_end_to_end ?? NaN) * 1000) / r.events, 3),
