@@ -202,7 +202,6 @@ function bracketedRatios(runs: InstancesRun[]): number[] {
   });
 }
 
-
 export async function measureScaleOut(options: BenchOptions): Promise<TargetCheck[]> {
   // 30,000 events a run: on a fast host 10,000 took under two seconds, and the two-instance
   // ratios of such runs spread 0.82–1.17, against 0.93–1.06 over 30,000 (bench/README.md, 2026-12-04).
